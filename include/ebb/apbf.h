@@ -1,0 +1,206 @@
+/*
+ * ebb/apbf.h: Age-Partitioned Bloom Filter (APBF).
+ *
+ * "Was x among the last w insertions?" answered with no false negatives,
+ * a tunable false-positive rate and fixed memory. Implements section 5 of
+ * Shtul, Baquero and Almeida, "Age-Partitioned Bloom Filters" (2020):
+ * k + l slices of m bits in a circular buffer; every insertion sets one bit
+ * in each of the k newest slices; every g = floor(m ln 2 / k) insertions the
+ * oldest slice is cleared and becomes the newest; a query looks for k
+ * consecutive matching slices starting at any of the l + 1 newest positions.
+ *
+ * Guarantees (for every parameter set this API accepts):
+ *   - no false negatives: an item added among the last w = l * g insertions
+ *     is always reported present;
+ *   - items older than w + k * g insertions are reported at the false-
+ *     positive rate ebb_apbf_fp(k, l) or lower (worst case, distinct keys);
+ *   - between the two ("slack") reporting decays geometrically.
+ *
+ * Example:
+ *   ebb_apbf_params p;
+ *   ebb_apbf *f;
+ *   if (ebb_apbf_choose(1000000, 0.01, 0, &p) == EBB_OK &&
+ *       ebb_apbf_create(&p, 42, &f) == EBB_OK) {
+ *       ebb_apbf_add(f, "key", 3);
+ *       bool seen = ebb_apbf_contains(f, "key", 3);   // true
+ *       ebb_apbf_destroy(f);
+ *   }
+ */
+#ifndef EBB_APBF_H
+#define EBB_APBF_H
+
+#include "ebb/ebb.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Limits on the shape. Larger values are refused with EBB_EINVAL. */
+#define EBB_APBF_MAX_K 64u     /* slices written per insertion           */
+#define EBB_APBF_MAX_L 1024u   /* extra slices that set the window        */
+#define EBB_APBF_MAX_SLICE_BITS (UINT64_C(1) << 40) /* bits per slice      */
+
+typedef struct ebb_apbf ebb_apbf;
+
+/* The shape of a filter. Fill it with ebb_apbf_choose or
+ * ebb_apbf_params_from_kl rather than by hand; ebb_apbf_create validates. */
+typedef struct ebb_apbf_params {
+    uint32_t k;          /* slices written per insertion, 1..MAX_K          */
+    uint32_t l;          /* the window spans l generations, 1..MAX_L        */
+    uint64_t slice_bits; /* m, bits per slice, 1..MAX_SLICE_BITS            */
+    uint64_t generation; /* g, insertions between shifts, >= 1             */
+    uint64_t window;     /* w = l * g, the guaranteed window                */
+} ebb_apbf_params;
+
+/* ------------------------------------------------------------------------ */
+/* Sizing                                                                   */
+/* ------------------------------------------------------------------------ */
+
+/* Chooses the (k, l) with the least memory whose worst-case false-positive
+ * rate ebb_apbf_fp(k, l) is <= fp and whose peak NPWS is <= max_npws, and
+ * sizes slices so that l * g >= window with every slice ending at fill ratio
+ * 1/2 or less. max_npws <= 0 means "no bound".
+ * Errors: EBB_EINVAL for window 0, fp outside (0, 1), a NaN, or a max_npws
+ * no shape within the limits meets; EBB_EOVERFLOW when the memory would not
+ * be addressable. */
+ebb_status ebb_apbf_choose(uint64_t window, double fp, double max_npws,
+                           ebb_apbf_params *out);
+
+/* Sizes an explicit (k, l) for a window (same rules as ebb_apbf_choose).
+ * Errors: EBB_EINVAL, EBB_EOVERFLOW. */
+ebb_status ebb_apbf_params_from_kl(uint32_t k, uint32_t l, uint64_t window,
+                                   ebb_apbf_params *out);
+
+/* Shape from explicit (k, l, m) as in the paper: g = floor(m ln 2 / k),
+ * w = l * g. Errors: EBB_EINVAL (out of range, or g would be 0). */
+ebb_status ebb_apbf_params_from_klm(uint32_t k, uint32_t l,
+                                    uint64_t slice_bits, ebb_apbf_params *out);
+
+/* Bytes a filter of this shape holds (including the handle). Errors:
+ * EBB_EINVAL, EBB_EOVERFLOW. */
+ebb_status ebb_apbf_params_memory(const ebb_apbf_params *params,
+                                  size_t *bytes);
+
+/* ------------------------------------------------------------------------ */
+/* Analytics (section 5.3 and 5.4 of the paper)                             */
+/* ------------------------------------------------------------------------ */
+
+/* Worst-case fill ratios (just before a shift, distinct keys), newest slice
+ * first. The paper (section 5.3) draws the k slices being filled as a linear
+ * gradient i/(2k); a real slice after j of its k generations is filled to
+ * 1 - 2^(-j/k), which is higher, so the linear model understates the false-
+ * positive rate by up to ~27% (docs/apbf.md). ebb sizes filters with the
+ * geometric model; the linear one exists to reproduce the paper's tables. */
+typedef enum ebb_fill_model {
+    EBB_FILL_GEOMETRIC = 0, /* r_i = 1 - 2^(-(i+1)/k) for i < k, then 1/2  */
+    EBB_FILL_LINEAR = 1     /* r_i = (i+1)/(2k) for i < k, then 1/2 (paper) */
+} ebb_fill_model;
+
+/* Writes the k + l worst-case fill ratios of the model into ratios[].
+ * Errors: EBB_EINVAL (k or l outside the limits, unknown model, NULL). */
+ebb_status ebb_apbf_worst_fill(uint32_t k, uint32_t l, ebb_fill_model model,
+                               double *ratios);
+
+/* The false-positive rate F(k, l, 0, 0) of section 5.3 for fill ratios
+ * r[0..k+l-1] (r[0] newest), each in [0, 1]: the probability that some run
+ * of k consecutive slices starting at positions 0..l all match.
+ * Returns NaN for k or l outside the limits or a ratio outside [0, 1]. */
+double ebb_apbf_fp_ratios(uint32_t k, uint32_t l, const double *ratios);
+
+/* ebb_apbf_fp_ratios at the geometric worst case: the rate ebb promises. */
+double ebb_apbf_fp(uint32_t k, uint32_t l);
+
+/* Expected slice accesses of a query that returns false with Algorithm 1,
+ * A(k,l,0,0,0,l) / (1 - F(k,l,0,0)) of section 5.4, for the given ratios.
+ * NaN on bad arguments. */
+double ebb_apbf_accesses_false_ratios(uint32_t k, uint32_t l,
+                                      const double *ratios);
+
+/* ebb_apbf_accesses_false_ratios at the geometric worst case. */
+double ebb_apbf_accesses_false(uint32_t k, uint32_t l);
+
+/* Peak normalised probability-weighted slack: sum_{i<k} 2^-i / l. NaN for
+ * k or l outside the limits. */
+double ebb_apbf_npws(uint32_t k, uint32_t l);
+
+/* ------------------------------------------------------------------------ */
+/* Life cycle                                                               */
+/* ------------------------------------------------------------------------ */
+
+/* Creates an empty filter of the given shape; keys are hashed with seed.
+ * Errors: EBB_EINVAL (shape out of range or inconsistent: window must equal
+ * l * generation and generation <= floor(slice_bits ln 2 / k)),
+ * EBB_EOVERFLOW, EBB_ENOMEM. *out is written only on success. */
+ebb_status ebb_apbf_create(const ebb_apbf_params *params, uint64_t seed,
+                           ebb_apbf **out);
+
+/* Frees the filter. NULL is a no-op. */
+void ebb_apbf_destroy(ebb_apbf *filter);
+
+/* Forgets everything (all bits and counters), keeping shape and seed. */
+void ebb_apbf_clear(ebb_apbf *filter);
+
+/* ------------------------------------------------------------------------ */
+/* Operations (no allocation, no failure)                                   */
+/* ------------------------------------------------------------------------ */
+
+/* Records one occurrence of the len bytes at key (key may be NULL if len is
+ * 0). Every call counts toward the window, duplicates included. */
+void ebb_apbf_add(ebb_apbf *filter, const void *key, size_t len);
+
+/* True when key occurred among the last w insertions (always) or is a false
+ * positive (rarely); false means it certainly did not occur in the window. */
+bool ebb_apbf_contains(const ebb_apbf *filter, const void *key, size_t len);
+
+/* The hash this filter gives key: ebb_hash(key, len, seed). */
+ebb_hash128 ebb_apbf_hash(const ebb_apbf *filter, const void *key, size_t len);
+
+/* add and contains on a precomputed ebb_apbf_hash, so a caller that needs
+ * the hash for something else never hashes twice. */
+void ebb_apbf_add_hash(ebb_apbf *filter, ebb_hash128 hash);
+bool ebb_apbf_contains_hash(const ebb_apbf *filter, ebb_hash128 hash);
+
+/* ------------------------------------------------------------------------ */
+/* Introspection                                                            */
+/* ------------------------------------------------------------------------ */
+
+typedef struct ebb_apbf_stats {
+    ebb_apbf_params params;
+    uint64_t seed;
+    uint64_t insertions;    /* adds since creation or clear                */
+    uint64_t generations;   /* shifts performed                            */
+    uint64_t in_generation; /* insertions into the current generation      */
+    /* Items beyond the window whose generation still has slices in the
+     * filter (the paper's slack, right now); 0 until the filter is full. */
+    uint64_t current_slack;
+    size_t memory_bytes;    /* bytes held, handle included                 */
+} ebb_apbf_stats;
+
+void ebb_apbf_get_stats(const ebb_apbf *filter, ebb_apbf_stats *out);
+
+/* Bytes held by the filter, handle included. */
+size_t ebb_apbf_memory(const ebb_apbf *filter);
+
+/* ------------------------------------------------------------------------ */
+/* Snapshots (byte layout in docs/format.md)                                */
+/* ------------------------------------------------------------------------ */
+
+/* Exact size in bytes of the snapshot ebb_apbf_save writes. */
+size_t ebb_apbf_snapshot_size(const ebb_apbf *filter);
+
+/* Writes a snapshot into buf. Errors: EBB_EBUFSIZE when capacity is smaller
+ * than ebb_apbf_snapshot_size (nothing written). *written may be NULL. */
+ebb_status ebb_apbf_save(const ebb_apbf *filter, void *buf, size_t capacity,
+                         size_t *written);
+
+/* Builds a new filter from a snapshot. The input is treated as hostile: every
+ * length is checked before it is read. Errors: EBB_EMAGIC, EBB_EVERSION,
+ * EBB_EFAMILY, EBB_ETRUNCATED, EBB_ECHECKSUM, EBB_ECORRUPT, EBB_ENOMEM,
+ * EBB_EOVERFLOW. Nothing is allocated or written on error. */
+ebb_status ebb_apbf_load(const void *buf, size_t len, ebb_apbf **out);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* EBB_APBF_H */

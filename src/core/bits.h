@@ -1,0 +1,33 @@
+/*
+ * bits.h: bit arrays as 64-bit words. Bit j lives in word j / 64 at bit
+ * j % 64 (shifts and masks, no division at run time).
+ */
+#ifndef EBB_CORE_BITS_H
+#define EBB_CORE_BITS_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+static inline uint64_t ebb_bits_words(uint64_t nbits)
+{
+    return (nbits >> 6) + ((nbits & 63u) != 0);
+}
+
+static inline void ebb_bit_set(uint64_t *words, uint64_t bit)
+{
+    words[bit >> 6] |= UINT64_C(1) << (bit & 63u);
+}
+
+static inline bool ebb_bit_test(const uint64_t *words, uint64_t bit)
+{
+    return (words[bit >> 6] >> (bit & 63u)) & 1u;
+}
+
+/* Mask of the bits of the last word that lie beyond nbits (0 if none). */
+static inline uint64_t ebb_bits_tail_mask(uint64_t nbits)
+{
+    unsigned used = (unsigned)(nbits & 63u);
+    return used ? ~((UINT64_C(1) << used) - 1u) : 0;
+}
+
+#endif

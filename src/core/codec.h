@@ -1,0 +1,79 @@
+/*
+ * codec.h: snapshot framing and little-endian field codec.
+ *
+ * The frame every family shares (docs/format.md, byte by byte):
+ *
+ *   0      4  magic "EBBS"        16  8  total length N
+ *   4      2  format version      24  8  hash seed
+ *   6      2  family id           32  P  family parameters
+ *   8      4  flags (0)           32+P   payload
+ *   12     4  parameter length P  N-8 8  checksum XXH3-64 of bytes [0, N-8)
+ *
+ * Writers size the snapshot first (ebb_frame_size), then put fields in order.
+ * Readers never touch a byte before checking it is there: every ebb_get_*
+ * returns false instead of reading past the end.
+ */
+#ifndef EBB_CORE_CODEC_H
+#define EBB_CORE_CODEC_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "ebb/ebb.h"
+
+#define EBB_FORMAT_VERSION 1u
+#define EBB_FRAME_HEADER 32u
+#define EBB_FRAME_TRAILER 8u
+
+enum ebb_family_id {
+    EBB_FAMILY_APBF = 1
+};
+
+typedef struct ebb_writer {
+    uint8_t *at;
+    uint8_t *start;
+    uint8_t *end;
+} ebb_writer;
+
+typedef struct ebb_reader {
+    const uint8_t *at;
+    const uint8_t *end;
+} ebb_reader;
+
+/* A validated frame: where the parameters and payload are. */
+typedef struct ebb_frame {
+    uint64_t seed;
+    ebb_reader params;
+    ebb_reader payload;
+} ebb_frame;
+
+/* Total snapshot bytes for a parameter block and payload; 0 on overflow. */
+size_t ebb_frame_size(size_t param_len, size_t payload_len);
+
+/* Starts a snapshot in buf (capacity >= ebb_frame_size(...), checked by the
+ * caller) and writes the header. */
+ebb_writer ebb_frame_begin(void *buf, uint16_t family, uint32_t param_len,
+                           size_t total, uint64_t seed);
+
+/* Writes the checksum of everything before it; the writer must be exactly 8
+ * bytes short of the total. */
+void ebb_frame_end(ebb_writer *w);
+
+/* Checks the frame of a snapshot of `family` (steps 1-6 of docs/format.md's
+ * decoding order, plus flags and parameter length) and locates its parts. */
+ebb_status ebb_frame_open(const void *buf, size_t len, uint16_t family,
+                          uint32_t param_len, ebb_frame *out);
+
+void ebb_put_u16(ebb_writer *w, uint16_t v);
+void ebb_put_u32(ebb_writer *w, uint32_t v);
+void ebb_put_u64(ebb_writer *w, uint64_t v);
+void ebb_put_words(ebb_writer *w, const uint64_t *words, size_t count);
+
+bool ebb_get_u16(ebb_reader *r, uint16_t *v);
+bool ebb_get_u32(ebb_reader *r, uint32_t *v);
+bool ebb_get_u64(ebb_reader *r, uint64_t *v);
+bool ebb_get_words(ebb_reader *r, uint64_t *words, size_t count);
+size_t ebb_reader_left(const ebb_reader *r);
+
+#endif
