@@ -1,0 +1,312 @@
+/*
+ * params.c: `ebb params`, the shape and the analytic error rates of an APBF.
+ *
+ *   ebb params --window N --fp P [--max-npws F] [--json]
+ *   ebb params --k K --l L [--window N] [--json]
+ *
+ * The first form asks the library which (k, l) it would choose, the second
+ * sizes an explicit (k, l). All numbers come from the library's sizing and
+ * analytics functions; this file only parses and prints.
+ */
+#ifndef _POSIX_C_SOURCE
+#define _POSIX_C_SOURCE 200809L
+#endif
+
+#include "common.h"
+#include "subcommands.h"
+
+#include <ebb/ebb.h>
+
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#define PROGRAM "ebb params"
+
+/* The window an explicit (k, l) is sized for when --window is not given. */
+#define DEFAULT_KL_WINDOW UINT64_C(1000000)
+
+typedef struct params_request {
+    bool have_window, have_fp, have_max_npws, have_k, have_l;
+    uint64_t window;
+    double fp;
+    double max_npws;
+    uint32_t k, l;
+    bool json;
+    /* The texts as typed, for messages. */
+    const char *window_text, *fp_text, *max_npws_text;
+} params_request;
+
+/* Everything `ebb params` reports about one shape. */
+typedef struct params_report {
+    ebb_apbf_params shape;
+    size_t memory_bytes;
+    double bits_per_item;  /* (k + l) * m / w                          */
+    double fp;             /* ebb_apbf_fp: the geometric worst case      */
+    uint64_t slack;        /* k * g items beyond w may still be reported */
+    double npws;
+    double accesses_false; /* slice accesses of a query answering false */
+} params_report;
+
+static void print_usage(FILE *out)
+{
+    fprintf(out,
+            "Usage: ebb params --window N --fp P [--max-npws F] [--json]\n"
+            "       ebb params --k K --l L [--window N] [--json]\n"
+            "\n"
+            "Shows the filter ebb would build: k (slices written per item),\n"
+            "l (generations in the window), slice bits, generation size,\n"
+            "guaranteed window, memory, bits per window item, the analytic\n"
+            "worst-case false-positive rate, the slack (items beyond the\n"
+            "window that may still be reported), the peak NPWS and the\n"
+            "expected slice accesses of a query that answers false.\n"
+            "\n"
+            "Options:\n"
+            "  --window N     items the filter must remember (positive\n"
+            "                 integer, 1e6 notation accepted); with --k/--l\n"
+            "                 the default is 1000000\n"
+            "  --fp P         target false-positive rate, 0 < P < 1\n"
+            "  --max-npws F   bound on the peak NPWS (> 0; default: none)\n"
+            "  --k K          slices written per item (1..%u)\n"
+            "  --l L          generations in the window (1..%u)\n"
+            "  --json         print one JSON object with the keys k, l,\n"
+            "                 slice_bits, memory_bytes, bits_per_item, fp,\n"
+            "                 slack, npws, accesses_false\n"
+            "  -h, --help     show this help\n",
+            EBB_APBF_MAX_K, EBB_APBF_MAX_L);
+}
+
+static int invalid_value(const char *option, const char *text,
+                         const char *requirement)
+{
+    cli_error(PROGRAM, "invalid %s '%s': %s", option, text, requirement);
+    return CLI_EXIT_USAGE;
+}
+
+static bool parse_bounded_u32(const char *text, uint32_t max, uint32_t *out)
+{
+    uint64_t value;
+    if (cli_parse_positive_integer(text, &value) != CLI_NUMBER_OK ||
+        value > max)
+        return false;
+    *out = (uint32_t)value;
+    return true;
+}
+
+/* Returns -1 to go on, otherwise the exit status. */
+static int parse_option(int option, const char *value, params_request *req)
+{
+    char requirement[64];
+    cli_number parsed;
+
+    switch (option) {
+    case 'w':
+        parsed = cli_parse_positive_integer(value, &req->window);
+        if (parsed != CLI_NUMBER_OK)
+            return invalid_value("--window", value,
+                                 cli_positive_integer_requirement(parsed));
+        req->have_window = true;
+        req->window_text = value;
+        return -1;
+    case 'f':
+        if (!cli_parse_real(value, &req->fp) || !(req->fp > 0.0) ||
+            !(req->fp < 1.0))
+            return invalid_value("--fp", value,
+                                 "must be a number between 0 and 1 "
+                                 "(exclusive)");
+        req->have_fp = true;
+        req->fp_text = value;
+        return -1;
+    case 'n':
+        if (!cli_parse_real(value, &req->max_npws) || !(req->max_npws > 0.0))
+            return invalid_value("--max-npws", value,
+                                 "must be a positive number");
+        req->have_max_npws = true;
+        req->max_npws_text = value;
+        return -1;
+    case 'k':
+        if (!parse_bounded_u32(value, EBB_APBF_MAX_K, &req->k)) {
+            snprintf(requirement, sizeof requirement,
+                     "must be an integer from 1 to %u", EBB_APBF_MAX_K);
+            return invalid_value("--k", value, requirement);
+        }
+        req->have_k = true;
+        return -1;
+    case 'l':
+        if (!parse_bounded_u32(value, EBB_APBF_MAX_L, &req->l)) {
+            snprintf(requirement, sizeof requirement,
+                     "must be an integer from 1 to %u", EBB_APBF_MAX_L);
+            return invalid_value("--l", value, requirement);
+        }
+        req->have_l = true;
+        return -1;
+    case 'j':
+        req->json = true;
+        return -1;
+    default:
+        return CLI_EXIT_USAGE;
+    }
+}
+
+/* Returns -1 to go on, otherwise the exit status. */
+static int parse_command_line(int argc, char **argv, params_request *req)
+{
+    static const struct option options[] = {
+        {"window", required_argument, NULL, 'w'},
+        {"fp", required_argument, NULL, 'f'},
+        {"max-npws", required_argument, NULL, 'n'},
+        {"k", required_argument, NULL, 'k'},
+        {"l", required_argument, NULL, 'l'},
+        {"json", no_argument, NULL, 'j'},
+        {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0},
+    };
+
+    opterr = 0;
+    int option;
+    while ((option = getopt_long(argc, argv, ":h", options, NULL)) != -1) {
+        if (option == 'h') {
+            print_usage(stdout);
+            return fflush(stdout) == 0 ? CLI_EXIT_OK : CLI_EXIT_IO;
+        }
+        if (option == '?' || option == ':')
+            return cli_report_getopt_error(PROGRAM, option, argv);
+        int status = parse_option(option, optarg, req);
+        if (status >= 0)
+            return status;
+    }
+    if (optind < argc)
+        return cli_report_unexpected_operand(PROGRAM, argv[optind]);
+
+    bool explicit_kl = req->have_k || req->have_l;
+    if (explicit_kl) {
+        if (!req->have_k || !req->have_l) {
+            cli_error(PROGRAM, "--k and --l must be given together");
+            return CLI_EXIT_USAGE;
+        }
+        if (req->have_fp || req->have_max_npws) {
+            cli_error(PROGRAM, "--%s cannot be combined with --k and --l",
+                      req->have_fp ? "fp" : "max-npws");
+            return CLI_EXIT_USAGE;
+        }
+        return -1;
+    }
+    if (!req->have_window || !req->have_fp) {
+        cli_error(PROGRAM, "give --window and --fp, or --k and --l "
+                           "(run 'ebb params --help')");
+        return CLI_EXIT_USAGE;
+    }
+    return -1;
+}
+
+/* Returns -1 to go on, otherwise the exit status. */
+static int choose_shape(const params_request *req, ebb_apbf_params *shape)
+{
+    ebb_status status;
+    if (req->have_k) {
+        uint64_t window = req->have_window ? req->window : DEFAULT_KL_WINDOW;
+        status = ebb_apbf_params_from_kl(req->k, req->l, window, shape);
+        if (status != EBB_OK) {
+            cli_error(PROGRAM, "cannot size k=%" PRIu32 ", l=%" PRIu32
+                      " for a window of %" PRIu64 ": %s",
+                      req->k, req->l, window, ebb_strerror(status));
+            return CLI_EXIT_USAGE;
+        }
+        return -1;
+    }
+    status = ebb_apbf_choose(req->window, req->fp,
+                             req->have_max_npws ? req->max_npws : 0.0, shape);
+    if (status != EBB_OK) {
+        cli_error(PROGRAM, "cannot size a filter for --window %s --fp %s%s%s: "
+                  "%s", req->window_text, req->fp_text,
+                  req->have_max_npws ? " --max-npws " : "",
+                  req->have_max_npws ? req->max_npws_text : "",
+                  ebb_strerror(status));
+        return CLI_EXIT_USAGE;
+    }
+    return -1;
+}
+
+/* Returns -1 to go on, otherwise the exit status. */
+static int build_report(const ebb_apbf_params *shape, params_report *report)
+{
+    report->shape = *shape;
+    ebb_status status = ebb_apbf_params_memory(shape, &report->memory_bytes);
+    if (status != EBB_OK) {
+        cli_error(PROGRAM, "cannot compute the memory: %s",
+                  ebb_strerror(status));
+        return CLI_EXIT_USAGE;
+    }
+    report->bits_per_item = (double)(shape->k + shape->l) *
+                            (double)shape->slice_bits / (double)shape->window;
+    report->fp = ebb_apbf_fp(shape->k, shape->l);
+    report->slack = (uint64_t)shape->k * shape->generation;
+    report->npws = ebb_apbf_npws(shape->k, shape->l);
+    report->accesses_false = ebb_apbf_accesses_false(shape->k, shape->l);
+
+    /* Neither JSON nor a reader can do anything with NaN or infinity: a
+     * non-finite value means the library refused the shape. */
+    if (!isfinite(report->bits_per_item) || !isfinite(report->fp) ||
+        !isfinite(report->npws) || !isfinite(report->accesses_false)) {
+        cli_error(PROGRAM, "the library gave a non-finite rate for k=%" PRIu32
+                  ", l=%" PRIu32, shape->k, shape->l);
+        return CLI_EXIT_IO;
+    }
+    return -1;
+}
+
+static void print_json(const params_report *r)
+{
+    printf("{\"k\": %" PRIu32 ", \"l\": %" PRIu32 ", \"slice_bits\": %" PRIu64
+           ", \"memory_bytes\": %zu, \"bits_per_item\": %.10g, \"fp\": %.10g"
+           ", \"slack\": %" PRIu64 ", \"npws\": %.10g"
+           ", \"accesses_false\": %.10g}\n",
+           r->shape.k, r->shape.l, r->shape.slice_bits, r->memory_bytes,
+           r->bits_per_item, r->fp, r->slack, r->npws, r->accesses_false);
+}
+
+static void print_human(const params_report *r)
+{
+    printf("k:               %" PRIu32 "\n", r->shape.k);
+    printf("l:               %" PRIu32 "\n", r->shape.l);
+    printf("slice bits:      %" PRIu64 "\n", r->shape.slice_bits);
+    printf("generation:      %" PRIu64 "\n", r->shape.generation);
+    printf("window:          %" PRIu64 "\n", r->shape.window);
+    printf("memory bytes:    %zu\n", r->memory_bytes);
+    printf("bits per item:   %.10g\n", r->bits_per_item);
+    printf("fp:              %.10g\n", r->fp);
+    printf("slack:           %" PRIu64 "\n", r->slack);
+    printf("npws:            %.10g\n", r->npws);
+    printf("accesses false:  %.10g\n", r->accesses_false);
+}
+
+int ebb_cli_params(int argc, char **argv)
+{
+    params_request req;
+    memset(&req, 0, sizeof req);
+    int status = parse_command_line(argc, argv, &req);
+    if (status >= 0)
+        return status;
+
+    ebb_apbf_params shape;
+    status = choose_shape(&req, &shape);
+    if (status >= 0)
+        return status;
+    params_report report;
+    status = build_report(&shape, &report);
+    if (status >= 0)
+        return status;
+
+    if (req.json)
+        print_json(&report);
+    else
+        print_human(&report);
+    if (fflush(stdout) != 0 || ferror(stdout)) {
+        cli_error(PROGRAM, "write error: %s", strerror(errno));
+        return CLI_EXIT_IO;
+    }
+    return CLI_EXIT_OK;
+}

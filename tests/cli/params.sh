@@ -1,0 +1,225 @@
+#!/usr/bin/env bash
+# params.sh EBB WORK_DIR
+#
+# ebb params: the JSON object has exactly the nine documented keys with
+# numbers of the right kind; the numbers obey the identities that define
+# them; fp matches an independent computation (awk) of the worst-case
+# false-positive rate; the human and JSON forms agree; and ebb dedup builds
+# the filter ebb params describes.
+
+here=$(cd "$(dirname "$0")" && pwd)
+. "$here/lib.sh"
+
+EBB=$(absolute_path "$1")
+WORK=$(absolute_path "$2")
+fresh_dir "$WORK"
+
+# json_value <file> <key>: the value of "key" in the one-line JSON object.
+json_value() {
+    awk -v key="\"$2\"" '{
+        body = $0; sub(/^\{/, "", body); sub(/\}$/, "", body)
+        n = split(body, pairs, ", ")
+        for (i = 1; i <= n; i++) {
+            split(pairs[i], kv, ": ")
+            if (kv[1] == key) { print kv[2]; found = 1 }
+        }
+    } END { if (!found) exit 1 }' "$1"
+}
+
+# json_shape_ok <file>: one line, one object, exactly the nine keys once
+# each, integers where the value counts something, JSON reals elsewhere.
+json_shape_ok() {
+    awk '
+    BEGIN {
+        split("k l slice_bits memory_bytes slack", ints, " ")
+        for (i in ints) kind["\"" ints[i] "\""] = "int"
+        split("bits_per_item fp npws accesses_false", reals, " ")
+        for (i in reals) kind["\"" reals[i] "\""] = "real"
+        ok = 1
+    }
+    NR > 1 { print "more than one line"; ok = 0 }
+    NR == 1 {
+        if ($0 !~ /^\{.*\}$/) { print "not one object"; ok = 0 }
+        body = $0; sub(/^\{/, "", body); sub(/\}$/, "", body)
+        n = split(body, pairs, ", ")
+        for (i = 1; i <= n; i++) {
+            if (split(pairs[i], kv, ": ") != 2) {
+                print "malformed pair " pairs[i]; ok = 0; continue
+            }
+            if (!(kv[1] in kind)) { print "unexpected key " kv[1]; ok = 0 }
+            else if (seen[kv[1]]++) { print "repeated key " kv[1]; ok = 0 }
+            else if (kind[kv[1]] == "int" && kv[2] !~ /^(0|[1-9][0-9]*)$/) {
+                print "not an integer: " pairs[i]; ok = 0
+            } else if (kind[kv[1]] == "real" &&
+                       kv[2] !~ /^-?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][-+]?[0-9]+)?$/) {
+                print "not a JSON number: " pairs[i]; ok = 0
+            }
+        }
+    }
+    END {
+        for (key in kind) if (!(key in seen)) { print "missing " key; ok = 0 }
+        exit !ok
+    }' "$1" >&2
+}
+
+# The worst-case false-positive rate, computed here independently: slice i
+# (newest first) is filled r_i = 1 - 2^(-(i+1)/k) for i < k, 1/2 after;
+# a false positive is k consecutive matching slices among the k + l. The
+# recurrence tracks the length of the current run of matches.
+awk_fp() {
+    awk -v k="$1" -v l="$2" 'BEGIN {
+        for (j = 0; j < k; j++) p[j] = 0
+        p[0] = 1; hit = 0
+        for (i = 0; i < k + l; i++) {
+            r = i < k ? 1 - 2 ^ (-(i + 1) / k) : 0.5
+            for (j = 0; j < k; j++) q[j] = 0
+            for (j = 0; j < k; j++) {
+                q[0] += p[j] * (1 - r)
+                if (j + 1 == k) hit += p[j] * r; else q[j + 1] += p[j] * r
+            }
+            for (j = 0; j < k; j++) p[j] = q[j]
+        }
+        printf "%.17g\n", hit
+    }'
+}
+
+# close_to <a> <b> <relative tolerance>
+close_to() {
+    if ! awk -v a="$1" -v b="$2" -v t="$3" 'BEGIN {
+        d = a - b; if (d < 0) d = -d
+        m = b < 0 ? -b : b
+        exit !(d <= t * m || d <= 1e-300) }'; then
+        echo "  $1 is not within $3 (relative) of $2" >&2
+        return 1
+    fi
+}
+
+# at_most <a> <b>: a <= b as numbers.
+at_most() {
+    if ! awk -v a="$1" -v b="$2" 'BEGIN { exit !(a + 0 <= b + 0) }'; then
+        echo "  $1 > $2" >&2
+        return 1
+    fi
+}
+
+# human_value <file> <name>: the value of "name: value" (aligned).
+human_value() {
+    awk -v name="$2" 'index($0, name ":") == 1 {
+        v = substr($0, length(name) + 2); sub(/^ +/, "", v); print v
+        found = 1 } END { if (!found) exit 1 }' "$1"
+}
+
+# check_shape <name> <ebb params arguments...>: runs both forms and checks
+# the JSON shape, the identities, fp against awk, and human == JSON.
+check_shape() {
+    local name=$1
+    shift
+    local json="$WORK/$name.json" human="$WORK/$name.txt"
+    run_capture "$WORK/$name-json" /dev/null "$EBB" params "$@" --json
+    check "$name: --json exit 0 (got $status)" equals "$status" 0
+    cp "$WORK/$name-json.out" "$json"
+    run_capture "$WORK/$name-human" /dev/null "$EBB" params "$@"
+    check "$name: human exit 0 (got $status)" equals "$status" 0
+    cp "$WORK/$name-human.out" "$human"
+    check "$name: JSON has exactly the nine keys" json_shape_ok "$json"
+
+    local k l m g w mem bpi fp slack npws acc
+    k=$(json_value "$json" k); l=$(json_value "$json" l)
+    m=$(json_value "$json" slice_bits); mem=$(json_value "$json" memory_bytes)
+    bpi=$(json_value "$json" bits_per_item); fp=$(json_value "$json" fp)
+    slack=$(json_value "$json" slack); npws=$(json_value "$json" npws)
+    acc=$(json_value "$json" accesses_false)
+    g=$(human_value "$human" generation); w=$(human_value "$human" window)
+
+    check "$name: window = l * generation" equals "$w" "$((l * g))"
+    check "$name: slack = k * generation" equals "$slack" "$((k * g))"
+    check "$name: generation <= m ln 2 / k (slices at most half full)" \
+        awk -v g="$g" -v m="$m" -v k="$k" 'BEGIN { exit !(g <= m * log(2) / k) }'
+    check "$name: bits per item = (k + l) m / window" \
+        close_to "$bpi" "$(awk -v k="$k" -v l="$l" -v m="$m" -v w="$w" \
+            'BEGIN { printf "%.17g", (k + l) * m / w }')" 1e-9
+    check "$name: npws = sum_{i<k} 2^-i / l" \
+        close_to "$npws" "$(awk -v k="$k" -v l="$l" \
+            'BEGIN { for (i = 0; i < k; i++) s += 2 ^ -i; printf "%.17g", s / l }')" 1e-9
+    check "$name: fp matches the independent computation" \
+        close_to "$fp" "$(awk_fp "$k" "$l")" 1e-8
+    check "$name: memory holds the (k + l) slices" \
+        at_most "$(awk -v k="$k" -v l="$l" -v m="$m" \
+            'BEGIN { printf "%.0f", (k + l) * m / 8 }')" "$mem"
+    check "$name: a false query reads between 1 and (l + 1) k slices" \
+        awk -v a="$acc" -v k="$k" -v l="$l" 'BEGIN { exit !(a >= 1 && a <= (l + 1) * k) }'
+    local field
+    for field in k l fp npws slack; do
+        check "$name: human $field equals JSON $field" \
+            equals "$(human_value "$human" "$field")" "$(json_value "$json" "$field")"
+    done
+    check "$name: human slice bits equals JSON" \
+        equals "$(human_value "$human" 'slice bits')" "$m"
+    check "$name: human memory bytes equals JSON" \
+        equals "$(human_value "$human" 'memory bytes')" "$mem"
+    check "$name: human bits per item equals JSON" \
+        equals "$(human_value "$human" 'bits per item')" "$bpi"
+    check "$name: human accesses false equals JSON" \
+        equals "$(human_value "$human" 'accesses false')" "$acc"
+}
+
+check_shape w1e6-fp01 --window 1e6 --fp 0.01
+check_shape w1e6-fp001 --window 1000000 --fp 0.001
+check_shape w1e6-npws --window 1e6 --fp 0.01 --max-npws 0.005
+check_shape w1000-fp1 --window 1000 --fp 0.1
+check_shape w1-fp5 --window 1 --fp 0.5
+check_shape k1-l1 --k 1 --l 1
+check_shape k2-l1 --k 2 --l 1
+check_shape k4-l3 --k 4 --l 3
+check_shape k4-l3-w100 --k 4 --l 3 --window 100
+check_shape k64-l1024 --k 64 --l 1024 --window 1e5
+
+# Chosen shapes meet their targets.
+check "fp 0.01 is met" at_most "$(json_value "$WORK/w1e6-fp01.json" fp)" 0.01
+check "fp 0.001 is met" at_most "$(json_value "$WORK/w1e6-fp001.json" fp)" 0.001
+check "fp 0.1 is met" at_most "$(json_value "$WORK/w1000-fp1.json" fp)" 0.1
+check "max-npws 0.005 is met" \
+    at_most "$(json_value "$WORK/w1e6-npws.json" npws)" 0.005
+check "window 1e6 is covered" \
+    at_most 1000000 "$(human_value "$WORK/w1e6-fp01.txt" window)"
+check "a lower fp costs memory" \
+    at_most "$(json_value "$WORK/w1e6-fp01.json" memory_bytes)" \
+        "$(($(json_value "$WORK/w1e6-fp001.json" memory_bytes) - 1))"
+
+# Values known in closed form: (k, l) = (1, 1) has slices filled 1/2 and
+# 1/2, so fp = 1 - (1/2)^2 = 3/4; (2, 1) has 1 - 2^-1/2, 1/2, 1/2.
+check "fp(1, 1) = 0.75" equals "$(json_value "$WORK/k1-l1.json" fp)" 0.75
+check "npws(1, 1) = 1" equals "$(json_value "$WORK/k1-l1.json" npws)" 1
+check "fp(2, 1) = 0.3232233047" \
+    equals "$(json_value "$WORK/k2-l1.json" fp)" 0.3232233047
+check "npws(4, 3) = 0.625" equals "$(json_value "$WORK/k4-l3.json" npws)" 0.625
+check "k=4, l=3 without --window is sized for 1e6" \
+    at_most 1000000 "$(human_value "$WORK/k4-l3.txt" window)"
+check "k=4, l=3 with --window 100 is sized for 100" \
+    at_most 100 "$(human_value "$WORK/k4-l3-w100.txt" window)"
+
+# Explicit (k, l) equal to the chosen ones give the chosen shape.
+k=$(json_value "$WORK/w1e6-fp01.json" k)
+l=$(json_value "$WORK/w1e6-fp01.json" l)
+"$EBB" params --k "$k" --l "$l" --window 1e6 --json >"$WORK/explicit.json"
+check "--k $k --l $l --window 1e6 equals --window 1e6 --fp 0.01" \
+    same_file "$WORK/w1e6-fp01.json" "$WORK/explicit.json"
+
+# ebb dedup builds exactly the filter ebb params describes.
+"$EBB" dedup --window 1e6 --fp 0.01 --stats </dev/null 2>"$WORK/dedup.stats"
+check "dedup k equals params k" \
+    equals "$(stat_value "$WORK/dedup.stats" k)" "$k"
+check "dedup l equals params l" \
+    equals "$(stat_value "$WORK/dedup.stats" l)" "$l"
+check "dedup window equals params window" \
+    equals "$(stat_value "$WORK/dedup.stats" window)" \
+        "$(human_value "$WORK/w1e6-fp01.txt" window)"
+check "dedup memory equals params memory" \
+    equals "$(stat_value "$WORK/dedup.stats" 'memory bytes')" \
+        "$(json_value "$WORK/w1e6-fp01.json" memory_bytes)"
+"$EBB" dedup --stats </dev/null 2>"$WORK/dedup-default.stats"
+check "dedup defaults are --window 1e6 --fp 0.01" \
+    equals "$(stat_value "$WORK/dedup-default.stats" 'memory bytes')" \
+        "$(json_value "$WORK/w1e6-fp01.json" memory_bytes)"
+
+finish

@@ -1,0 +1,227 @@
+#!/usr/bin/env bash
+# state.sh EBB GEN_STREAM WORK_DIR
+#
+# ebb dedup --state FILE:
+#   - runs over consecutive parts of a stream, each loading the state the
+#     previous one saved, print byte for byte what one run over the whole
+#     stream prints (plain and --invert);
+#   - a corrupt, truncated or foreign state file is refused (exit 1, one
+#     message naming the file) and left exactly as it was;
+#   - shape options that contradict the saved filter are usage errors;
+#   - saving is atomic: a failed save or a failed run leaves the old file,
+#     and no temporary file survives success or failure.
+
+here=$(cd "$(dirname "$0")" && pwd)
+. "$here/lib.sh"
+
+EBB=$(absolute_path "$1")
+GEN=$(absolute_path "$2")
+WORK=$(absolute_path "$3")
+fresh_dir "$WORK"
+
+WINDOW=20000
+"$GEN" --mode window --window "$WINDOW" --lines 300000 --seed 5 >"$WORK/all.in"
+head -n 100003 "$WORK/all.in" >"$WORK/a.in"
+tail -n +100004 "$WORK/all.in" | head -n 150000 >"$WORK/b.in"
+tail -n +250004 "$WORK/all.in" >"$WORK/c.in"
+check "the parts add up to the whole" \
+    same_file "$WORK/all.in" <(cat "$WORK/a.in" "$WORK/b.in" "$WORK/c.in")
+
+no_temporary_files() {
+    local left
+    left=$(find "$WORK" -name '*.tmp.*' | head -n 5)
+    if [ -n "$left" ]; then
+        echo "  temporary files left: $left" >&2
+        return 1
+    fi
+}
+
+# --- Resuming from the state gives the output of one run ----------------
+for mode in plain invert; do
+    flags=()
+    [ "$mode" = invert ] && flags=(--invert)
+    "$EBB" dedup --window "$WINDOW" "${flags[@]}" "$WORK/all.in" \
+        >"$WORK/one-run.$mode"
+    state="$WORK/resume.$mode.state"
+    rm -f "$state"
+    # The first run creates the state; the next ones take its shape from
+    # the file, once with the same --window repeated, once from stdin.
+    "$EBB" dedup --window "$WINDOW" "${flags[@]}" --state "$state" \
+        "$WORK/a.in" >"$WORK/part-a.$mode"
+    check "$mode: first part exit 0" equals "$?" 0
+    check "$mode: state file created" test -s "$state"
+    "$EBB" dedup "${flags[@]}" --state "$state" "$WORK/b.in" \
+        >"$WORK/part-b.$mode"
+    check "$mode: second part exit 0" equals "$?" 0
+    "$EBB" dedup --window "$WINDOW" "${flags[@]}" --state "$state" \
+        <"$WORK/c.in" >"$WORK/part-c.$mode"
+    check "$mode: third part exit 0" equals "$?" 0
+    cat "$WORK/part-a.$mode" "$WORK/part-b.$mode" "$WORK/part-c.$mode" \
+        >"$WORK/resumed.$mode"
+    check "$mode: resumed runs print what one run prints" \
+        same_file "$WORK/one-run.$mode" "$WORK/resumed.$mode"
+    check "$mode: the output is not trivial" \
+        test "$(wc -l <"$WORK/one-run.$mode")" -gt 1000
+done
+check "plain and invert outputs differ" \
+    test "$(wc -l <"$WORK/one-run.plain")" -ne "$(wc -l <"$WORK/one-run.invert")"
+# Without the state the parts do not add up (the test can tell).
+"$EBB" dedup --window "$WINDOW" "$WORK/b.in" >"$WORK/part-b.stateless"
+check "without the state the second part prints more" \
+    test "$(wc -l <"$WORK/part-b.stateless")" -gt "$(wc -l <"$WORK/part-b.plain")"
+check "no temporary files after successful runs" no_temporary_files
+
+STATE="$WORK/resume.plain.state"
+
+# --- An empty run still writes the state; a loaded filter reports itself -
+"$EBB" dedup --stats --state "$WORK/empty.state" </dev/null 2>"$WORK/empty.stats"
+check "empty input: exit 0" equals "$?" 0
+check "empty input: state written" test -s "$WORK/empty.state"
+check "empty input: 0 lines read" \
+    equals "$(stat_value "$WORK/empty.stats" 'lines read')" 0
+cp "$STATE" "$WORK/stats.state"
+"$EBB" dedup --stats --state "$WORK/stats.state" </dev/null 2>"$WORK/loaded.stats"
+k=$(stat_value "$WORK/loaded.stats" k)
+l=$(stat_value "$WORK/loaded.stats" l)
+"$EBB" params --k "$k" --l "$l" --window "$WINDOW" --json >"$WORK/params.json"
+check "loaded filter without --fp reports the fp of its (k, l)" \
+    grep -q "\"fp\": $(stat_value "$WORK/loaded.stats" fp)," "$WORK/params.json"
+"$EBB" dedup --window "$WINDOW" --stats </dev/null 2>"$WORK/fresh.stats"
+for field in k l window 'memory bytes'; do
+    check "loaded filter has the $field it was created with" \
+        equals "$(stat_value "$WORK/loaded.stats" "$field")" \
+            "$(stat_value "$WORK/fresh.stats" "$field")"
+done
+
+# --- Damaged state files are refused and left untouched -----------------
+size=$(stat -c %s "$STATE")
+check "state has the size of a window-$WINDOW filter" test "$size" -gt 1000
+
+# put_byte <file> <offset> <value 0..255>
+put_byte() {
+    printf "\\$(printf '%03o' "$3")" |
+        dd of="$1" bs=1 seek="$2" conv=notrunc status=none
+}
+byte_at() {
+    od -An -tu1 -j "$2" -N 1 "$1" | tr -d ' '
+}
+
+declare -A damaged_message
+damage() {
+    local name=$1 file="$WORK/damaged-$1.state"
+    cp "$STATE" "$file"
+    case $name in
+    truncated) truncate -s $((size - 100)) "$file" ;;
+    header-only) truncate -s 20 "$file" ;;
+    flipped) put_byte "$file" $((size / 2)) $(($(byte_at "$file" $((size / 2))) ^ 255)) ;;
+    magic) put_byte "$file" 0 88 ;;
+    version) put_byte "$file" 4 2 ;;
+    family) put_byte "$file" 6 99 ;;
+    trailing) printf 'x' >>"$file" ;;
+    empty) : >"$file" ;;
+    text) printf 'hello\n' >"$file" ;;
+    esac
+    cp "$file" "$file.before"
+    run_capture "$WORK/damaged-$name" "$WORK/a.in" \
+        "$EBB" dedup --state "$file"
+    check "$name: exit 1 (got $status)" equals "$status" 1
+    check "$name: one message naming the file" \
+        stderr_starts_with "$WORK/damaged-$name.err" "ebb dedup: $file: "
+    check "$name: no input processed" test ! -s "$WORK/damaged-$name.out"
+    check "$name: file untouched" same_file "$file.before" "$file"
+    damaged_message[$name]=$(sed "s|^ebb dedup: $file: ||" "$WORK/damaged-$name.err")
+}
+for kind in truncated header-only flipped magic version family trailing \
+            empty text; do
+    damage "$kind"
+done
+# Each kind of damage is told apart (the library's status, not a generic
+# "cannot load").
+declare -A owner
+for kind in truncated flipped magic version family trailing; do
+    message=${damaged_message[$kind]}
+    if [ -n "${owner[$message]:-}" ]; then
+        fail "$kind and ${owner[$message]} give the same message: $message"
+    fi
+    owner[$message]=$kind
+    checks=$((checks + 1))
+done
+check "a text file is refused as not a snapshot" \
+    equals "${damaged_message[text]}" "${damaged_message[magic]}"
+check "no temporary files after refused states" no_temporary_files
+
+# A directory where the state should be.
+mkdir -p "$WORK/dir.state"
+run_capture "$WORK/dir" "$WORK/a.in" "$EBB" dedup --state "$WORK/dir.state"
+check "directory as state: exit 1" equals "$status" 1
+check "directory as state: one message" \
+    stderr_starts_with "$WORK/dir.err" "ebb dedup: $WORK/dir.state: "
+
+# --- Shape options must agree with the saved filter ---------------------
+cp "$STATE" "$WORK/shape.state"
+cp "$STATE" "$WORK/shape.state.before"
+expect_shape_error() {
+    local expected=$1
+    shift
+    run_capture "$WORK/shape" "$WORK/a.in" \
+        "$EBB" dedup --state "$WORK/shape.state" "$@"
+    check "$*: exit 2 (got $status)" equals "$status" 2
+    check "$*: the one expected message" stderr_is "$WORK/shape.err" "$expected"
+    check "$*: state untouched" \
+        same_file "$WORK/shape.state.before" "$WORK/shape.state"
+    check "$*: no output" test ! -s "$WORK/shape.out"
+}
+loaded_window=$(stat_value "$WORK/loaded.stats" window)
+expect_shape_error "ebb dedup: --window 5000 disagrees with the state in '$WORK/shape.state' (window $loaded_window)" \
+    --window 5000
+expect_shape_error "ebb dedup: --window 1e6 disagrees with the state in '$WORK/shape.state' (window $loaded_window)" \
+    --window 1e6
+expect_shape_error "ebb dedup: --fp 0.001 disagrees with the state in '$WORK/shape.state' (k=$k, l=$l)" \
+    --fp 0.001
+expect_shape_error "ebb dedup: --fp 0.001 disagrees with the state in '$WORK/shape.state' (k=$k, l=$l)" \
+    --window "$WINDOW" --fp 0.001
+expect_shape_error "ebb dedup: --max-npws 0.001 disagrees with the state in '$WORK/shape.state' (k=$k, l=$l)" \
+    --max-npws 0.001
+run_capture "$WORK/shape-same" /dev/null \
+    "$EBB" dedup --state "$WORK/shape.state" --window "$WINDOW" --fp 0.01
+check "the options the state was made with are accepted" equals "$status" 0
+
+# --- Failed runs and failed saves leave the old state -------------------
+cp "$STATE" "$WORK/keep.state"
+cp "$STATE" "$WORK/keep.state.before"
+run_capture "$WORK/missing-input" /dev/null \
+    "$EBB" dedup --state "$WORK/keep.state" "$WORK/a.in" "$WORK/no-such-file"
+check "missing input: exit 1" equals "$status" 1
+check "missing input: one message" stderr_is "$WORK/missing-input.err" \
+    "ebb dedup: $WORK/no-such-file: No such file or directory"
+check "missing input: state not saved (a rerun is idempotent)" \
+    same_file "$WORK/keep.state.before" "$WORK/keep.state"
+
+# A file-size limit below the snapshot's size makes the write fail half-way.
+run_capture "$WORK/fsize" "$WORK/b.in" \
+    bash -c 'ulimit -f 1 && exec "$@" >/dev/null' _ \
+    "$EBB" dedup --state "$WORK/keep.state"
+check "failed save: exit 1" equals "$status" 1
+check "failed save: one message" stderr_starts_with "$WORK/fsize.err" \
+    "ebb dedup: $WORK/keep.state: cannot save state: "
+check "failed save: old state kept" \
+    same_file "$WORK/keep.state.before" "$WORK/keep.state"
+
+run_capture "$WORK/no-dir" "$WORK/a.in" \
+    "$EBB" dedup --state "$WORK/no-such-dir/x.state"
+check "state in a missing directory: exit 1" equals "$status" 1
+check "state in a missing directory: one message" stderr_is "$WORK/no-dir.err" \
+    "ebb dedup: $WORK/no-such-dir/x.state: cannot save state: No such file or directory"
+check "no temporary files after failed saves" no_temporary_files
+
+# --- The saved file keeps its permissions, a new one follows the umask --
+cp "$STATE" "$WORK/mode.state"
+chmod 640 "$WORK/mode.state"
+"$EBB" dedup --state "$WORK/mode.state" </dev/null
+check "replaced state keeps mode 640" \
+    equals "$(stat -c %a "$WORK/mode.state")" 640
+(umask 027 && "$EBB" dedup --state "$WORK/umask.state" </dev/null)
+check "new state follows the umask (027 -> 640)" \
+    equals "$(stat -c %a "$WORK/umask.state")" 640
+
+finish

@@ -1,0 +1,146 @@
+#!/usr/bin/env bash
+# usage.sh EBB WORK_DIR
+#
+# Every bad command line exits 2 with exactly one line on stderr naming the
+# bad argument, and prints nothing on stdout. --help and --version exit 0.
+
+here=$(cd "$(dirname "$0")" && pwd)
+. "$here/lib.sh"
+
+EBB=$(absolute_path "$1")
+WORK=$(absolute_path "$2")
+fresh_dir "$WORK"
+
+# expect_usage <expected stderr line> <ebb arguments...>
+expect_usage() {
+    local expected=$1
+    shift
+    run_capture "$WORK/usage" /dev/null "$EBB" "$@"
+    check "ebb $*: exit status 2 (got $status)" equals "$status" 2
+    check "ebb $*: the one expected stderr line" \
+        stderr_is "$WORK/usage.err" "$expected"
+    check "ebb $*: nothing on stdout" test ! -s "$WORK/usage.out"
+}
+
+# expect_usage_prefix <stderr prefix> <ebb arguments...>: for messages that
+# end with the library's ebb_strerror text.
+expect_usage_prefix() {
+    local prefix=$1
+    shift
+    run_capture "$WORK/usage" /dev/null "$EBB" "$@"
+    check "ebb $*: exit status 2 (got $status)" equals "$status" 2
+    check "ebb $*: one stderr line" \
+        stderr_starts_with "$WORK/usage.err" "$prefix"
+    check "ebb $*: nothing on stdout" test ! -s "$WORK/usage.out"
+}
+
+positive='must be a positive integer'
+too_large='must be a positive integer below 2^64 (at most 2^53 when written like 1e6)'
+fp_range='must be a number between 0 and 1 (exclusive)'
+
+# The top level.
+expect_usage "ebb: missing command (run 'ebb --help' for the list)"
+expect_usage "ebb: unknown command 'frobnicate' (run 'ebb --help' for the list)" \
+    frobnicate
+expect_usage "ebb: unknown option '--frob'" --frob
+expect_usage "ebb: unknown option '-x'" -x
+expect_usage "ebb: option '--version' does not take an argument" --version=2
+
+# dedup: numbers.
+for bad in 0 -5 +5 1.5 1e6x '' ' 10' '10 ' 0x10 inf nan 1e-3 abc; do
+    expect_usage "ebb dedup: invalid --window '$bad': $positive" \
+        dedup --window "$bad"
+done
+for bad in 1e30 18446744073709551616 1e16; do
+    expect_usage "ebb dedup: invalid --window '$bad': $too_large" \
+        dedup --window "$bad"
+done
+expect_usage "ebb dedup: invalid --window '0': $positive" dedup --window=0
+for bad in 0 1 1.5 -0.1 nan inf 0.5x '' ' 0.1' 1e-400; do
+    expect_usage "ebb dedup: invalid --fp '$bad': $fp_range" dedup --fp "$bad"
+done
+for bad in 0 -1 abc 1e999 ''; do
+    expect_usage "ebb dedup: invalid --max-npws '$bad': must be a positive number" \
+        dedup --max-npws "$bad"
+done
+expect_usage "ebb dedup: invalid --state '': must be a file name" \
+    dedup --state ''
+
+# dedup: options.
+expect_usage "ebb dedup: unknown option '--foo'" dedup --foo
+expect_usage "ebb dedup: unknown option '-x'" dedup -x
+expect_usage "ebb dedup: option '--window' requires an argument" dedup --window
+expect_usage "ebb dedup: option '--state' requires an argument" dedup --state
+expect_usage "ebb dedup: option '--stats' does not take an argument" \
+    dedup --stats=yes
+# The error is found before any input is read or any state is touched.
+expect_usage "ebb dedup: invalid --window '0': $positive" \
+    dedup --state "$WORK/never-created" --window 0 /nonexistent
+check "a usage error creates no state file" test ! -e "$WORK/never-created"
+
+# dedup: shapes the library refuses are usage errors with its message.
+expect_usage_prefix "ebb dedup: cannot build a filter for window 1000000000000000 and fp 0.01: " \
+    dedup --window 1e15
+expect_usage_prefix "ebb dedup: cannot build a filter for window 18446744073709551615 and fp 0.01: " \
+    dedup --window 18446744073709551615
+
+# params.
+expect_usage "ebb params: give --window and --fp, or --k and --l (run 'ebb params --help')" \
+    params
+expect_usage "ebb params: give --window and --fp, or --k and --l (run 'ebb params --help')" \
+    params --window 1000
+expect_usage "ebb params: give --window and --fp, or --k and --l (run 'ebb params --help')" \
+    params --fp 0.01 --json
+expect_usage "ebb params: --k and --l must be given together" params --k 4
+expect_usage "ebb params: --k and --l must be given together" \
+    params --l 3 --window 100
+expect_usage "ebb params: --fp cannot be combined with --k and --l" \
+    params --k 4 --l 3 --fp 0.01
+expect_usage "ebb params: --max-npws cannot be combined with --k and --l" \
+    params --k 4 --l 3 --max-npws 0.5
+expect_usage "ebb params: invalid --k '0': must be an integer from 1 to 64" \
+    params --k 0 --l 3
+expect_usage "ebb params: invalid --k '65': must be an integer from 1 to 64" \
+    params --k 65 --l 3
+expect_usage "ebb params: invalid --l '1025': must be an integer from 1 to 1024" \
+    params --k 4 --l 1025
+expect_usage "ebb params: invalid --l 'x': must be an integer from 1 to 1024" \
+    params --k 4 --l x
+expect_usage "ebb params: invalid --window '2.5': $positive" \
+    params --window 2.5 --fp 0.01
+expect_usage "ebb params: invalid --fp '1': $fp_range" params --window 10 --fp 1
+expect_usage "ebb params: unexpected argument 'extra'" \
+    params --window 1e6 --fp 0.01 extra
+expect_usage "ebb params: unknown option '--jsn'" params --jsn
+expect_usage "ebb params: option '--json' does not take an argument" \
+    params --json=1
+expect_usage_prefix "ebb params: cannot size a filter for --window 18446744073709551615 --fp 0.01: " \
+    params --window 18446744073709551615 --fp 0.01
+
+# --help and --version: stdout, exit 0, nothing on stderr.
+expect_help() {
+    local pattern=$1
+    shift
+    run_capture "$WORK/help" /dev/null "$EBB" "$@"
+    check "ebb $*: exit 0 (got $status)" equals "$status" 0
+    check "ebb $*: stdout matches '$pattern'" \
+        grep -q -- "$pattern" "$WORK/help.out"
+    check "ebb $*: nothing on stderr" test ! -s "$WORK/help.err"
+}
+expect_help '^Usage: ebb <command>' --help
+expect_help '^Usage: ebb <command>' -h
+expect_help '^  dedup ' --help
+expect_help '^  params ' --help
+expect_help '^Usage: ebb dedup' dedup --help
+expect_help 'default 1000000' dedup --help
+expect_help 'default 0.01' dedup --help
+expect_help '^Usage: ebb params' params --help
+# --help wins over the options and operands after it.
+expect_help '^Usage: ebb dedup' dedup --window 5 --help /nonexistent
+run_capture "$WORK/version" /dev/null "$EBB" --version
+check "ebb --version: exit 0" equals "$status" 0
+check "ebb --version: prints 'ebb X.Y.Z'" \
+    grep -Eqx 'ebb [0-9]+\.[0-9]+\.[0-9]+' "$WORK/version.out"
+check "ebb --version: one line" equals "$(wc -l <"$WORK/version.out")" 1
+
+finish
