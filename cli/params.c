@@ -36,6 +36,7 @@ typedef struct params_request {
     double max_npws;
     uint32_t k, l;
     bool json;
+    ebb_fill_model fill;
     /* The texts as typed, for messages. */
     const char *window_text, *fp_text, *max_npws_text;
 } params_request;
@@ -55,7 +56,7 @@ static void print_usage(FILE *out)
 {
     fprintf(out,
             "Usage: ebb params --window N --fp P [--max-npws F] [--json]\n"
-            "       ebb params --k K --l L [--window N] [--json]\n"
+            "       ebb params --k K --l L [--window N] [--fill MODEL] [--json]\n"
             "\n"
             "Shows the filter ebb would build: k (slices written per item),\n"
             "l (generations in the window), slice bits, generation size,\n"
@@ -72,6 +73,9 @@ static void print_usage(FILE *out)
             "  --max-npws F   bound on the peak NPWS (> 0; default: none)\n"
             "  --k K          slices written per item (1..%u)\n"
             "  --l L          generations in the window (1..%u)\n"
+            "  --fill MODEL   fill ratios behind fp and accesses: geometric\n"
+            "                 (default; what ebb sizes with) or linear (the\n"
+            "                 paper's ramp, reproduces its Table 2)\n"
             "  --json         print one JSON object with the keys k, l,\n"
             "                 slice_bits, memory_bytes, bits_per_item, fp,\n"
             "                 slack, npws, accesses_false\n"
@@ -146,6 +150,15 @@ static int parse_option(int option, const char *value, params_request *req)
     case 'j':
         req->json = true;
         return -1;
+    case 'm':
+        if (strcmp(value, "geometric") == 0)
+            req->fill = EBB_FILL_GEOMETRIC;
+        else if (strcmp(value, "linear") == 0)
+            req->fill = EBB_FILL_LINEAR;
+        else
+            return invalid_value("--fill", value,
+                                 "must be geometric or linear");
+        return -1;
     default:
         return CLI_EXIT_USAGE;
     }
@@ -161,6 +174,7 @@ static int parse_command_line(int argc, char **argv, params_request *req)
         {"k", required_argument, NULL, 'k'},
         {"l", required_argument, NULL, 'l'},
         {"json", no_argument, NULL, 'j'},
+        {"fill", required_argument, NULL, 'm'},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
@@ -231,8 +245,10 @@ static int choose_shape(const params_request *req, ebb_apbf_params *shape)
 }
 
 /* Returns -1 to go on, otherwise the exit status. */
-static int build_report(const ebb_apbf_params *shape, params_report *report)
+static int build_report(const ebb_apbf_params *shape, ebb_fill_model fill,
+                        params_report *report)
 {
+    double ratios[EBB_APBF_MAX_K + EBB_APBF_MAX_L];
     report->shape = *shape;
     ebb_status status = ebb_apbf_params_memory(shape, &report->memory_bytes);
     if (status != EBB_OK) {
@@ -242,10 +258,17 @@ static int build_report(const ebb_apbf_params *shape, params_report *report)
     }
     report->bits_per_item = (double)(shape->k + shape->l) *
                             (double)shape->slice_bits / (double)shape->window;
-    report->fp = ebb_apbf_fp(shape->k, shape->l);
+    status = ebb_apbf_worst_fill(shape->k, shape->l, fill, ratios);
+    if (status != EBB_OK) {
+        cli_error(PROGRAM, "cannot compute the fill ratios: %s",
+                  ebb_strerror(status));
+        return CLI_EXIT_USAGE;
+    }
+    report->fp = ebb_apbf_fp_ratios(shape->k, shape->l, ratios);
     report->slack = (uint64_t)shape->k * shape->generation;
     report->npws = ebb_apbf_npws(shape->k, shape->l);
-    report->accesses_false = ebb_apbf_accesses_false(shape->k, shape->l);
+    report->accesses_false =
+        ebb_apbf_accesses_false_ratios(shape->k, shape->l, ratios);
 
     /* Neither JSON nor a reader can do anything with NaN or infinity: a
      * non-finite value means the library refused the shape. */
@@ -296,7 +319,7 @@ int ebb_cli_params(int argc, char **argv)
     if (status >= 0)
         return status;
     params_report report;
-    status = build_report(&shape, &report);
+    status = build_report(&shape, req.fill, &report);
     if (status >= 0)
         return status;
 

@@ -222,4 +222,17 @@ check "dedup defaults are --window 1e6 --fp 0.01" \
     equals "$(stat_value "$WORK/dedup-default.stats" 'memory bytes')" \
         "$(json_value "$WORK/w1e6-fp01.json" memory_bytes)"
 
+# --fill linear reproduces the paper's Table 2; the default (geometric) is higher.
+"$EBB" params --k 4 --l 3 --fill linear --json >"$WORK/k4-l3-linear.json"
+check "--fill linear reproduces Table 2 for (4, 3)" \
+    equals "$(json_value "$WORK/k4-l3-linear.json" fp)" 0.1005859375
+check "--fill linear: accesses false of (4, 3) is the paper's 2.16" \
+    equals "$(printf '%.2f' "$(json_value "$WORK/k4-l3-linear.json" accesses_false)")" 2.16
+"$EBB" params --k 4 --l 3 --fill geometric --json >"$WORK/k4-l3-geometric.json"
+check "--fill geometric is the default" \
+    same_file "$WORK/k4-l3-geometric.json" "$WORK/k4-l3.json"
+"$EBB" params --k 13 --l 23 --fill linear --json >"$WORK/k13-l23-linear.json"
+check "(13, 23) under the paper's own formula is 0.000990, not its printed 0.000928" \
+    equals "$(printf '%.6f' "$(json_value "$WORK/k13-l23-linear.json" fp)")" 0.000990
+
 finish
