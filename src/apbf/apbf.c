@@ -58,10 +58,10 @@
  * 53 slices; the window is really 42 * 24 = 1008 items and the slack
  * k * g = 264 items, reported with probability halving per generation.
  *
- * Measured (tests/stats, seeds fixed): the worst-moment false-positive rate
- * lies within 2 binomial standard deviations of the geometric-ramp F for
- * (k, l) = (4,3), (7,5), (10,7), (14,11), (5,7) with m = 2^16 and either
- * index derivation; enhanced double hashing is kept (docs/apbf.md).
+ * Measured (`ctest -L stats -V`, seeds fixed): the worst-moment false-
+ * positive rate lies within 3 binomial standard deviations of F on the
+ * exact fill ratios for every shape tests/stats tries, from m = 64 to
+ * m = 2^17; the paper's linear ramp is rejected for all of them.
  *
  * Invariants kept by this file
  * ----------------------------
@@ -107,7 +107,7 @@ ebb_status ebb_apbf_create(const ebb_apbf_params *params, uint64_t seed,
         .generation = params->generation,
         .slice_words = ebb_bits_words(params->slice_bits),
         .seed = seed,
-        .scheme = EBB_INDEX_ENHANCED,
+        .scheme = EBB_INDEX_MIXED,
         .bits = bits,
         .block = block,
         .block_bytes = ebb_mem_lines_footprint(bit_bytes),

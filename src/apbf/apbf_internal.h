@@ -33,7 +33,7 @@ ebb_status ebb_apbf_shape_bytes(const ebb_apbf_params *p, size_t *bit_bytes);
  * generations to fill ratio 1/2. */
 uint64_t ebb_apbf_generation_for(uint64_t slice_bits, uint32_t k);
 
-/* Test hook: chooses the index derivation (EBB_INDEX_ENHANCED by default).
+/* Test hook: chooses the index derivation (EBB_INDEX_MIXED by default).
  * Changing it on a filter that holds items loses them. */
 void ebb_apbf_set_index_scheme(ebb_apbf *filter, ebb_index_scheme scheme);
 
