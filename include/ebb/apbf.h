@@ -9,6 +9,13 @@
  * oldest slice is cleared and becomes the newest; a query looks for k
  * consecutive matching slices starting at any of the l + 1 newest positions.
  *
+ * The blocked variant (APBBF, section 6 of the paper) makes every slice a
+ * blocked Bloom filter: one hash picks a block of B bits (a 64-bit word or
+ * a 64-byte cache line), and b bits are set in it, one in each of b equal
+ * parts. An add then touches k blocks and a query 2-4 on average, at a small
+ * cost in memory. Same handle, same operations; choose it with
+ * ebb_apbf_choose_blocked or ebb_apbf_params_from_kl_blocked.
+ *
  * Guarantees (for every parameter set this API accepts):
  *   - no false negatives: an item added among the last w = l * g insertions
  *     is always reported present;
@@ -42,14 +49,23 @@ extern "C" {
 
 typedef struct ebb_apbf ebb_apbf;
 
-/* The shape of a filter. Fill it with ebb_apbf_choose or
- * ebb_apbf_params_from_kl rather than by hand; ebb_apbf_create validates. */
+/* Block sizes of the blocked variant, in bits. */
+#define EBB_APBF_BLOCK_WORD 64u
+#define EBB_APBF_BLOCK_LINE 512u
+
+/* The shape of a filter. Fill it with ebb_apbf_choose[_blocked] or
+ * ebb_apbf_params_from_kl[_blocked] rather than by hand; ebb_apbf_create
+ * validates. */
 typedef struct ebb_apbf_params {
     uint32_t k;          /* slices written per insertion, 1..MAX_K          */
     uint32_t l;          /* the window spans l generations, 1..MAX_L        */
-    uint64_t slice_bits; /* m, bits per slice, 1..MAX_SLICE_BITS            */
+    uint64_t slice_bits; /* m, bits per slice, 1..MAX_SLICE_BITS; blocked:
+                            a multiple of block_bits                        */
     uint64_t generation; /* g, insertions between shifts, >= 1             */
     uint64_t window;     /* w = l * g, the guaranteed window                */
+    uint32_t block_bits; /* 0: plain slices; 64 or 512: blocked (B)         */
+    uint32_t block_hashes; /* blocked: bits set per block (b), a power of
+                              two from 1 to 16 (b <= B / 4); plain: 0       */
 } ebb_apbf_params;
 
 /* ------------------------------------------------------------------------ */
@@ -75,6 +91,21 @@ ebb_status ebb_apbf_params_from_kl(uint32_t k, uint32_t l, uint64_t window,
  * w = l * g. Errors: EBB_EINVAL (out of range, or g would be 0). */
 ebb_status ebb_apbf_params_from_klm(uint32_t k, uint32_t l,
                                     uint64_t slice_bits, ebb_apbf_params *out);
+
+/* The blocked counterparts. A slice is a whole number of blocks; g is the
+ * number of insertions that brings the average block to the load where each
+ * of its parts is half full, ln(1/2) / ln(1 - b/B) items per block, after k
+ * generations. Errors: EBB_EINVAL (also for a block size other than 64 or
+ * 512, or a bad b), EBB_EOVERFLOW. */
+ebb_status ebb_apbf_choose_blocked(uint64_t window, double fp,
+                                   double max_npws, uint32_t block_bits,
+                                   uint32_t block_hashes,
+                                   ebb_apbf_params *out);
+ebb_status ebb_apbf_params_from_kl_blocked(uint32_t k, uint32_t l,
+                                           uint64_t window,
+                                           uint32_t block_bits,
+                                           uint32_t block_hashes,
+                                           ebb_apbf_params *out);
 
 /* Bytes a filter of this shape holds (including the handle). Errors:
  * EBB_EINVAL, EBB_EOVERFLOW. */
@@ -123,6 +154,44 @@ double ebb_apbf_accesses_false(uint32_t k, uint32_t l);
  * k or l outside the limits. */
 double ebb_apbf_npws(uint32_t k, uint32_t l);
 
+/* The probability that each slice of this exact shape matches a key never
+ * inserted, at the worst moment (just before a shift, distinct keys):
+ * plain slices 1 - (1 - 1/m)^(min(i+1, k) g); blocked slices the expected
+ * block false-positive rate over a Poisson block load. Writes k + l values.
+ * Errors: EBB_EINVAL. */
+ebb_status ebb_apbf_shape_ratios(const ebb_apbf_params *params,
+                                 double *ratios);
+
+/* Peak NPWS of this exact shape: sum_{i<k} r^i / l with r the match
+ * probability of a full slice (1/2 for plain slices, which is
+ * ebb_apbf_npws; the block false-positive rate for blocked ones, as in the
+ * paper's Table 3). NaN on an invalid shape. */
+double ebb_apbf_shape_npws(const ebb_apbf_params *params);
+
+/* ebb_apbf_fp_ratios on ebb_apbf_shape_ratios: the worst-case false-
+ * positive rate of this exact shape. NaN on an invalid shape. */
+double ebb_apbf_shape_fp(const ebb_apbf_params *params);
+
+/* Expected slice (or block) reads of Algorithm 1, section 5.4 of the paper
+ * and its counterparts, for the given match probabilities r (r[0] newest):
+ *   false_query:  a query that returns false;
+ *   window_item:  a query for an item of the window at the worst moment,
+ *                 averaged over the l generations the window holds (the
+ *                 item's k slices match for sure, the others with r_i), as
+ *                 in the paper's Table 2;
+ *   false_positive: a query that returns true for a key never inserted. */
+typedef struct ebb_apbf_accesses {
+    double false_query;
+    double window_item;
+    double false_positive;
+} ebb_apbf_accesses;
+
+/* Errors: EBB_EINVAL (k, l outside the limits, NULL, a ratio outside
+ * [0, 1]). A figure whose event has probability 0 is NaN. */
+ebb_status ebb_apbf_expected_accesses(uint32_t k, uint32_t l,
+                                      const double *ratios,
+                                      ebb_apbf_accesses *out);
+
 /* ------------------------------------------------------------------------ */
 /* Life cycle                                                               */
 /* ------------------------------------------------------------------------ */
@@ -160,6 +229,30 @@ ebb_hash128 ebb_apbf_hash(const ebb_apbf *filter, const void *key, size_t len);
 void ebb_apbf_add_hash(ebb_apbf *filter, ebb_hash128 hash);
 bool ebb_apbf_contains_hash(const ebb_apbf *filter, ebb_hash128 hash);
 
+/* contains_hash that also reports how many slices (or blocks) it read:
+ * the measured counterpart of ebb_apbf_expected_accesses. */
+bool ebb_apbf_contains_counted(const ebb_apbf *filter, ebb_hash128 hash,
+                               uint32_t *accesses);
+
+/* ------------------------------------------------------------------------ */
+/* Batches: hash everything, prefetch every line, then apply                */
+/* ------------------------------------------------------------------------ */
+
+/* Hashes n keys (keys[i] of lens[i] bytes) with the filter's seed. */
+void ebb_apbf_hash_batch(const ebb_apbf *filter, const void *const *keys,
+                         const size_t *lens, size_t n, ebb_hash128 *out);
+
+/* Exactly n calls of ebb_apbf_add_hash in order (generation boundaries
+ * inside the batch included), with the memory accesses overlapped. */
+void ebb_apbf_add_batch(ebb_apbf *filter, const ebb_hash128 *hashes,
+                        size_t n);
+
+/* out[i] = ebb_apbf_contains_hash(filter, hashes[i]); returns how many are
+ * true. */
+size_t ebb_apbf_contains_batch(const ebb_apbf *filter,
+                               const ebb_hash128 *hashes, size_t n,
+                               bool *out);
+
 /* ------------------------------------------------------------------------ */
 /* Introspection                                                            */
 /* ------------------------------------------------------------------------ */
@@ -167,8 +260,9 @@ bool ebb_apbf_contains_hash(const ebb_apbf *filter, ebb_hash128 hash);
 typedef struct ebb_apbf_stats {
     ebb_apbf_params params;
     uint64_t seed;
-    uint64_t insertions;    /* adds since creation or clear                */
-    uint64_t generations;   /* shifts performed                            */
+    uint64_t insertions;    /* adds since creation or clear (saturates at
+                               UINT64_MAX, never wraps)                    */
+    uint64_t generations;   /* shifts performed (saturates likewise)       */
     uint64_t in_generation; /* insertions into the current generation      */
     /* Items beyond the window whose generation still has slices in the
      * filter (the paper's slack, right now); 0 until the filter is full. */

@@ -1,6 +1,6 @@
 /*
- * analytics.c: APBF sizing, the false-positive and access recursions of the
- * paper's sections 5.3 and 5.4, and the (k, l) chooser.
+ * analytics.c: the false-positive and access recursions of the paper's
+ * sections 5.3 and 5.4, and the match probabilities they are fed with.
  *
  * The false-positive recursion. With fill ratios r_0 (newest) .. r_{k+l-1},
  * a query succeeds when some run of k consecutive slices starting at
@@ -34,85 +34,6 @@
 #include <string.h>
 
 #include "apbf/apbf_internal.h"
-#include "core/alloc.h"
-#include "core/bits.h"
-
-#define LN2 0.69314718055994530942
-
-/* ------------------------------------------------------------------------ */
-/* Shapes                                                                   */
-/* ------------------------------------------------------------------------ */
-
-static bool kl_valid(uint32_t k, uint32_t l)
-{
-    return k >= 1 && k <= EBB_APBF_MAX_K && l >= 1 && l <= EBB_APBF_MAX_L;
-}
-
-uint64_t ebb_apbf_generation_for(uint64_t slice_bits, uint32_t k)
-{
-    return (uint64_t)floor((double)slice_bits * LN2 / (double)k);
-}
-
-ebb_status ebb_apbf_shape_bytes(const ebb_apbf_params *p, size_t *bit_bytes)
-{
-    if (!kl_valid(p->k, p->l) || p->slice_bits == 0 ||
-        p->slice_bits > EBB_APBF_MAX_SLICE_BITS || p->generation == 0 ||
-        p->generation > ebb_apbf_generation_for(p->slice_bits, p->k))
-        return EBB_EINVAL;
-    if (p->generation > UINT64_MAX / p->l ||
-        p->window != (uint64_t)p->l * p->generation)
-        return EBB_EINVAL;
-    uint64_t words = ebb_bits_words(p->slice_bits) * (p->k + p->l);
-    if (words > (SIZE_MAX - 4096u) / 8u)
-        return EBB_EOVERFLOW;
-    *bit_bytes = (size_t)words * 8u;
-    return EBB_OK;
-}
-
-ebb_status ebb_apbf_params_from_klm(uint32_t k, uint32_t l,
-                                    uint64_t slice_bits, ebb_apbf_params *out)
-{
-    if (out == NULL || !kl_valid(k, l) || slice_bits == 0 ||
-        slice_bits > EBB_APBF_MAX_SLICE_BITS)
-        return EBB_EINVAL;
-    uint64_t g = ebb_apbf_generation_for(slice_bits, k);
-    if (g == 0)
-        return EBB_EINVAL;
-    *out = (ebb_apbf_params){k, l, slice_bits, g, (uint64_t)l * g};
-    return EBB_OK;
-}
-
-ebb_status ebb_apbf_params_from_kl(uint32_t k, uint32_t l, uint64_t window,
-                                   ebb_apbf_params *out)
-{
-    if (out == NULL || !kl_valid(k, l) || window == 0)
-        return EBB_EINVAL;
-    uint64_t g = window / l + (window % l != 0);
-    /* m = ceil(g k / ln 2), then nudged so floor(m ln 2 / k) >= g holds in
-     * floating point too. */
-    double bits = ceil((double)g * (double)k / LN2);
-    if (!(bits <= (double)EBB_APBF_MAX_SLICE_BITS))
-        return EBB_EOVERFLOW;
-    uint64_t m = (uint64_t)bits;
-    while (ebb_apbf_generation_for(m, k) < g)
-        m++;
-    if (m > EBB_APBF_MAX_SLICE_BITS)
-        return EBB_EOVERFLOW;
-    *out = (ebb_apbf_params){k, l, m, g, (uint64_t)l * g};
-    return EBB_OK;
-}
-
-ebb_status ebb_apbf_params_memory(const ebb_apbf_params *params, size_t *bytes)
-{
-    if (params == NULL || bytes == NULL)
-        return EBB_EINVAL;
-    size_t bit_bytes;
-    ebb_status st = ebb_apbf_shape_bytes(params, &bit_bytes);
-    if (st != EBB_OK)
-        return st;
-    *bytes = sizeof(struct ebb_apbf) + ebb_mem_lines_footprint(bit_bytes);
-    return EBB_OK;
-}
 
 /* ------------------------------------------------------------------------ */
 /* Recursions                                                               */
@@ -121,7 +42,7 @@ ebb_status ebb_apbf_params_memory(const ebb_apbf_params *params, size_t *bytes)
 ebb_status ebb_apbf_worst_fill(uint32_t k, uint32_t l, ebb_fill_model model,
                                double *ratios)
 {
-    if (!kl_valid(k, l) || ratios == NULL ||
+    if (!ebb_apbf_kl_valid(k, l) || ratios == NULL ||
         (model != EBB_FILL_GEOMETRIC && model != EBB_FILL_LINEAR))
         return EBB_EINVAL;
     for (uint32_t i = 0; i < k; i++) {
@@ -136,7 +57,7 @@ ebb_status ebb_apbf_worst_fill(uint32_t k, uint32_t l, ebb_fill_model model,
 
 static bool ratios_valid(uint32_t k, uint32_t l, const double *r)
 {
-    if (!kl_valid(k, l) || r == NULL)
+    if (!ebb_apbf_kl_valid(k, l) || r == NULL)
         return false;
     for (uint32_t i = 0; i < k + l; i++)
         if (!(r[i] >= 0.0 && r[i] <= 1.0))
@@ -170,56 +91,64 @@ double ebb_apbf_fp(uint32_t k, uint32_t l)
     return ebb_apbf_fp_ratios(k, l, r);
 }
 
-/* Pf and Acc of the states (p, c = 0) at one run start s. */
+/* Values of the states (p, c = 0) at one run start s. */
 typedef struct start_values {
-    double pf[EBB_APBF_MAX_K];
-    double acc[EBB_APBF_MAX_K];
+    double pf[EBB_APBF_MAX_K];   /* probability of ending false          */
+    double accf[EBB_APBF_MAX_K]; /* expected reads on paths ending false */
+    double acc[EBB_APBF_MAX_K];  /* expected reads on all paths          */
 } start_values;
 
-/* Pf and Acc after a miss at slice i carrying c matches: state (c, 0, i-k). */
-static void after_miss(const start_values *ring, uint32_t ring_size,
-                       int64_t i, uint32_t k, uint32_t c, double *pf,
-                       double *acc)
+typedef struct state_values {
+    double pf, accf, acc;
+} state_values;
+
+/* The state after a miss at slice i carrying c matches: (c, 0, i - k). */
+static state_values after_miss(const start_values *ring, uint32_t ring_size,
+                               int64_t i, uint32_t k, uint32_t c)
 {
     int64_t s = i - (int64_t)k;
-    if (s < 0) { /* walked off the new end: the query returns false */
-        *pf = 1.0;
-        *acc = 0.0;
-        return;
-    }
+    if (s < 0) /* walked off the new end: the query returns false */
+        return (state_values){1.0, 0.0, 0.0};
     const start_values *v = &ring[(uint64_t)s % ring_size];
-    *pf = v->pf[c];
-    *acc = v->acc[c];
+    return (state_values){v->pf[c], v->accf[c], v->acc[c]};
+}
+
+/* Pf, Acc_false and Acc_all of Algorithm 1 from its first state (0, 0, l). */
+static state_values walk(uint32_t k, uint32_t l, const double *r)
+{
+    start_values ring[EBB_APBF_MAX_K + 1];
+    uint32_t ring_size = k + 1;
+    for (uint32_t s = 0; s <= l; s++) {
+        start_values *out = &ring[s % ring_size];
+        for (uint32_t p = 0; p < k; p++) {
+            /* Sweep c downwards: (p, c) needs (p, c + 1) at the same start;
+             * p + c + 1 = k means the match completes a run: true. */
+            state_values next = {0.0, 0.0, 0.0};
+            for (uint32_t c = k - p; c-- > 0;) {
+                int64_t i = (int64_t)s + c;
+                double hit = r[i], miss = 1.0 - r[i];
+                state_values m = after_miss(ring, ring_size, i, k, c);
+                state_values v;
+                v.pf = hit * next.pf + miss * m.pf;
+                v.accf = hit * (next.accf + next.pf) + miss * (m.accf + m.pf);
+                v.acc = 1.0 + hit * next.acc + miss * m.acc;
+                next = v;
+            }
+            out->pf[p] = next.pf;
+            out->accf[p] = next.accf;
+            out->acc[p] = next.acc;
+        }
+    }
+    const start_values *top = &ring[l % ring_size];
+    return (state_values){top->pf[0], top->accf[0], top->acc[0]};
 }
 
 double ebb_apbf_accesses_false_ratios(uint32_t k, uint32_t l, const double *r)
 {
     if (!ratios_valid(k, l, r))
         return NAN;
-    start_values ring[EBB_APBF_MAX_K + 1];
-    uint32_t ring_size = k + 1;
-    for (uint32_t s = 0; s <= l; s++) {
-        start_values *out = &ring[s % ring_size];
-        for (uint32_t p = 0; p < k; p++) {
-            /* Sweep c downwards: (p, c) needs (p, c + 1) at the same start. */
-            double pf_next = 0.0, acc_next = 0.0; /* p + c + 1 = k: true */
-            for (uint32_t c = k - p; c-- > 0;) {
-                int64_t i = (int64_t)s + c;
-                double ri = r[i];
-                double pf_miss, acc_miss;
-                after_miss(ring, ring_size, i, k, c, &pf_miss, &acc_miss);
-                double pf = ri * pf_next + (1.0 - ri) * pf_miss;
-                double acc = ri * (acc_next + pf_next) +
-                             (1.0 - ri) * (acc_miss + pf_miss);
-                pf_next = pf;
-                acc_next = acc;
-            }
-            out->pf[p] = pf_next;
-            out->acc[p] = acc_next;
-        }
-    }
-    const start_values *top = &ring[l % ring_size];
-    return top->pf[0] > 0.0 ? top->acc[0] / top->pf[0] : NAN;
+    state_values root = walk(k, l, r);
+    return root.pf > 0.0 ? root.accf / root.pf : NAN;
 }
 
 double ebb_apbf_accesses_false(uint32_t k, uint32_t l)
@@ -230,85 +159,112 @@ double ebb_apbf_accesses_false(uint32_t k, uint32_t l)
     return ebb_apbf_accesses_false_ratios(k, l, r);
 }
 
+/* Expected reads of a query for an item of the window at the worst moment:
+ * its k slices start at some j in 0..l-1 (the l full generations of the
+ * window) and match for sure. Averaged over j, as the paper's Table 2 does.
+ * O(k^2 l^2) in all. */
+static double window_item_accesses(uint32_t k, uint32_t l, const double *r)
+{
+    double forced[EBB_APBF_MAX_K + EBB_APBF_MAX_L];
+    double sum = 0.0;
+    for (uint32_t j = 0; j < l; j++) {
+        for (uint32_t i = 0; i < k + l; i++)
+            forced[i] = i >= j && i < j + k ? 1.0 : r[i];
+        sum += walk(k, l, forced).acc;
+    }
+    return sum / (double)l;
+}
+
+ebb_status ebb_apbf_expected_accesses(uint32_t k, uint32_t l,
+                                      const double *ratios,
+                                      ebb_apbf_accesses *out)
+{
+    if (out == NULL || !ratios_valid(k, l, ratios))
+        return EBB_EINVAL;
+    state_values root = walk(k, l, ratios);
+    double p_true = 1.0 - root.pf;
+    out->false_query = root.pf > 0.0 ? root.accf / root.pf : NAN;
+    out->false_positive = p_true > 0.0 ? (root.acc - root.accf) / p_true : NAN;
+    out->window_item = window_item_accesses(k, l, ratios);
+    return EBB_OK;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Match probabilities of an exact shape                                    */
+/* ------------------------------------------------------------------------ */
+
+/* The probability that a block with a Poisson(lambda) load of keys answers
+ * yes for a new key: all b of its parts (B / b bits each) have the key's bit
+ * set, (1 - (1 - b/B)^j)^b at load j. */
+static double block_false_positive(double lambda, uint32_t block_bits,
+                                   uint32_t block_hashes)
+{
+    double stay_clear = 1.0 - (double)block_hashes / (double)block_bits;
+    double term = exp(-lambda), sum = 0.0, clear = 1.0;
+    double last = lambda + 12.0 * sqrt(lambda) + 40.0;
+    for (double j = 0.0; j <= last; j += 1.0) {
+        sum += term * pow(1.0 - clear, (double)block_hashes);
+        clear *= stay_clear;
+        term *= lambda / (j + 1.0);
+    }
+    return sum;
+}
+
+void ebb_apbf_block_ratios(const ebb_apbf_params *p, double generation_load,
+                           double *r)
+{
+    for (uint32_t i = 0; i < p->k + p->l; i++) {
+        double generations = (double)(i < p->k ? i + 1 : p->k);
+        r[i] = block_false_positive(generations * generation_load,
+                                    p->block_bits, p->block_hashes);
+    }
+}
+
+ebb_status ebb_apbf_shape_ratios(const ebb_apbf_params *p, double *ratios)
+{
+    size_t bytes;
+    if (p == NULL || ratios == NULL || ebb_apbf_shape_bytes(p, &bytes) != EBB_OK)
+        return EBB_EINVAL;
+    if (p->block_bits != 0) {
+        double blocks = (double)(p->slice_bits / p->block_bits);
+        ebb_apbf_block_ratios(p, (double)p->generation / blocks, ratios);
+        return EBB_OK;
+    }
+    double stay_clear = log1p(-1.0 / (double)p->slice_bits);
+    for (uint32_t i = 0; i < p->k + p->l; i++) {
+        double items = (double)(i < p->k ? i + 1 : p->k) * (double)p->generation;
+        ratios[i] = -expm1(items * stay_clear);
+    }
+    return EBB_OK;
+}
+
+double ebb_apbf_shape_npws(const ebb_apbf_params *p)
+{
+    double r[EBB_APBF_MAX_K + EBB_APBF_MAX_L];
+    if (p != NULL && p->block_bits == 0)
+        return ebb_apbf_npws(p->k, p->l);
+    if (ebb_apbf_shape_ratios(p, r) != EBB_OK)
+        return NAN;
+    /* A slack generation that lost i of its k slices is reported when the
+     * i slices that replaced them match by chance: r_full^i. */
+    double full = r[p->k + p->l - 1], sum = 0.0, power = 1.0;
+    for (uint32_t i = 0; i < p->k; i++, power *= full)
+        sum += power;
+    return sum / (double)p->l;
+}
+
+double ebb_apbf_shape_fp(const ebb_apbf_params *p)
+{
+    double r[EBB_APBF_MAX_K + EBB_APBF_MAX_L];
+    if (ebb_apbf_shape_ratios(p, r) != EBB_OK)
+        return NAN;
+    return ebb_apbf_fp_ratios(p->k, p->l, r);
+}
+
 double ebb_apbf_npws(uint32_t k, uint32_t l)
 {
-    if (!kl_valid(k, l))
+    if (!ebb_apbf_kl_valid(k, l))
         return NAN;
     return (2.0 - exp2(1.0 - (double)k)) / (double)l;
 }
 
-/* ------------------------------------------------------------------------ */
-/* Chooser                                                                  */
-/* ------------------------------------------------------------------------ */
-
-/* The largest l in [lo, MAX_L] with fp(k, l) <= target (fp grows with l:
- * every extra slice is one more place a run can start), or 0 if none. */
-static uint32_t largest_l(uint32_t k, uint32_t lo, double target)
-{
-    if (lo > EBB_APBF_MAX_L || !(ebb_apbf_fp(k, lo) <= target))
-        return 0;
-    uint32_t hi = EBB_APBF_MAX_L;
-    while (lo < hi) {
-        uint32_t mid = lo + (hi - lo + 1) / 2;
-        if (ebb_apbf_fp(k, mid) <= target)
-            lo = mid;
-        else
-            hi = mid - 1;
-    }
-    return lo;
-}
-
-/* Least l for which the peak NPWS is within the bound (1 when unbounded). */
-static uint32_t least_l_for_npws(uint32_t k, double max_npws)
-{
-    if (!(max_npws > 0.0))
-        return 1;
-    double l = ceil((2.0 - exp2(1.0 - (double)k)) / max_npws);
-    if (l > (double)EBB_APBF_MAX_L)
-        return EBB_APBF_MAX_L + 1;
-    uint32_t least = l < 1.0 ? 1 : (uint32_t)l;
-    while (least > 1 && ebb_apbf_npws(k, least - 1) <= max_npws)
-        least--; /* undo rounding that went one too far */
-    while (least <= EBB_APBF_MAX_L && ebb_apbf_npws(k, least) > max_npws)
-        least++;
-    return least;
-}
-
-ebb_status ebb_apbf_choose(uint64_t window, double fp, double max_npws,
-                           ebb_apbf_params *out)
-{
-    if (out == NULL || window == 0 || !(fp > 0.0 && fp < 1.0) ||
-        isnan(max_npws))
-        return EBB_EINVAL;
-    ebb_apbf_params best = {0};
-    size_t best_bytes = SIZE_MAX;
-    bool overflowed = false;
-    for (uint32_t k = 1; k <= EBB_APBF_MAX_K; k++) {
-        /* Every shape with this k holds at least k slices of w / ln 2 bits
-         * per window item, so once that alone exceeds the best, stop. */
-        if (best_bytes != SIZE_MAX &&
-            (double)k * (double)window / LN2 / 8.0 > (double)best_bytes)
-            break;
-        uint32_t lo = least_l_for_npws(k, max_npws);
-        uint32_t hi = largest_l(k, lo, fp);
-        for (uint32_t l = lo; hi != 0 && l <= hi; l++) {
-            ebb_apbf_params p;
-            size_t bytes;
-            ebb_status st = ebb_apbf_params_from_kl(k, l, window, &p);
-            if (st == EBB_OK)
-                st = ebb_apbf_params_memory(&p, &bytes);
-            if (st == EBB_EOVERFLOW) {
-                overflowed = true;
-                continue;
-            }
-            if (st == EBB_OK && bytes < best_bytes) {
-                best = p;
-                best_bytes = bytes;
-            }
-        }
-    }
-    if (best_bytes == SIZE_MAX)
-        return overflowed ? EBB_EOVERFLOW : EBB_EINVAL;
-    *out = best;
-    return EBB_OK;
-}

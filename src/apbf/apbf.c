@@ -73,6 +73,7 @@
 
 #include <string.h>
 
+#include "core/agequery.h"
 #include "core/alloc.h"
 #include "core/bits.h"
 
@@ -108,6 +109,16 @@ ebb_status ebb_apbf_create(const ebb_apbf_params *params, uint64_t seed,
         .slice_words = ebb_bits_words(params->slice_bits),
         .seed = seed,
         .scheme = EBB_INDEX_MIXED,
+        .block_bits = params->block_bits,
+        .block_hashes = params->block_hashes,
+        .field_bits = params->block_bits == 0
+                          ? 0
+                          : ebb_log2_u32(params->block_bits /
+                                         params->block_hashes),
+        .block_words = params->block_bits / 64u,
+        .slice_blocks = params->block_bits == 0
+                            ? 0
+                            : params->slice_bits / params->block_bits,
         .bits = bits,
         .block = block,
         .block_bytes = ebb_mem_lines_footprint(bit_bytes),
@@ -142,70 +153,34 @@ void ebb_apbf_set_index_scheme(ebb_apbf *filter, ebb_index_scheme scheme)
 /* Operations                                                               */
 /* ------------------------------------------------------------------------ */
 
-/* Buffer position of logical slice i (0 <= i < 2 (k + l)): no modulo. */
-static inline uint32_t position(const ebb_apbf *f, uint32_t i)
-{
-    uint32_t pos = f->base + i;
-    return pos >= f->slices ? pos - f->slices : pos;
-}
-
-static inline uint64_t *slice_at(const ebb_apbf *f, uint32_t pos)
-{
-    return f->bits + (size_t)pos * f->slice_words;
-}
-
-/* The bit a key's hash selects in the slice at buffer position pos. */
-static inline uint64_t bit_in(const ebb_apbf *f, ebb_hash128 h, uint32_t pos)
-{
-    return ebb_reduce(ebb_derive(h, pos, f->scheme), f->slice_bits);
-}
-
-static inline bool slice_matches(const ebb_apbf *f, ebb_hash128 h, uint32_t i)
-{
-    uint32_t pos = position(f, i);
-    return ebb_bit_test(slice_at(f, pos), bit_in(f, h, pos));
-}
-
 /* Ages every slice by one: the oldest is cleared and becomes s_0. */
-static void shift(ebb_apbf *f)
+void ebb_apbf_shift(ebb_apbf *f)
 {
     f->base = f->base == 0 ? f->slices - 1 : f->base - 1;
-    memset(slice_at(f, f->base), 0, (size_t)f->slice_words * 8u);
-    f->generations++;
+    memset(ebb_apbf_slice(f, f->base), 0, (size_t)f->slice_words * 8u);
+    f->generations = ebb_saturating_add(f->generations, 1);
     f->in_generation = 0;
 }
 
 void ebb_apbf_add_hash(ebb_apbf *f, ebb_hash128 h)
 {
     if (f->in_generation == f->generation)
-        shift(f);
-    for (uint32_t i = 0; i < f->k; i++) {
-        uint32_t pos = position(f, i);
-        ebb_bit_set(slice_at(f, pos), bit_in(f, h, pos));
-    }
+        ebb_apbf_shift(f);
+    for (uint32_t i = 0; i < f->k; i++)
+        ebb_apbf_slice_set(f, h, ebb_apbf_position(f, i));
     f->in_generation++;
-    f->insertions++;
+    f->insertions = ebb_saturating_add(f->insertions, 1);
 }
 
 bool ebb_apbf_contains_hash(const ebb_apbf *f, ebb_hash128 h)
 {
-    /* Algorithm 1 of the paper; i is signed because the jump can take it
-     * below slice 0, which ends the search. */
-    int64_t i = f->l;
-    uint32_t previous = 0, run = 0;
-    while (i >= 0) {
-        if (slice_matches(f, h, (uint32_t)i)) {
-            run++;
-            i++;
-            if (previous + run == f->k)
-                return true;
-        } else {
-            i -= f->k;
-            previous = run;
-            run = 0;
-        }
-    }
-    return false;
+    return ebb_age_query(f->k, f->l, ebb_apbf_slice_test, f, h, NULL);
+}
+
+bool ebb_apbf_contains_counted(const ebb_apbf *f, ebb_hash128 h,
+                               uint32_t *accesses)
+{
+    return ebb_age_query(f->k, f->l, ebb_apbf_slice_test, f, h, accesses);
 }
 
 ebb_hash128 ebb_apbf_hash(const ebb_apbf *f, const void *key, size_t len)
@@ -252,6 +227,8 @@ void ebb_apbf_get_stats(const ebb_apbf *f, ebb_apbf_stats *out)
     out->params.slice_bits = f->slice_bits;
     out->params.generation = f->generation;
     out->params.window = (uint64_t)f->l * f->generation;
+    out->params.block_bits = f->block_bits;
+    out->params.block_hashes = f->block_hashes;
     out->seed = f->seed;
     out->insertions = f->insertions;
     out->generations = f->generations;

@@ -1,10 +1,11 @@
 /*
- * snapshot.c: APBF snapshots (family 1 of docs/format.md).
+ * snapshot.c: APBF snapshots (families 1 and 2 of docs/format.md).
  *
- * Parameter block (56 bytes, little-endian):
+ * Parameter block (56 bytes, little-endian; 64 for the blocked family 2):
  *   0 k (u32)  4 l (u32)  8 slice bits (u64)  16 generation (u64)
  *   24 insertions (u64)  32 generations (u64)  40 in generation (u64)
  *   48 base (u32)  52 reserved (u32, 0)
+ *   family 2 only: 56 block bits (u32)  60 bits per block (u32)
  * Payload: the k + l slices in buffer order, ceil(m / 64) words each.
  */
 #include <string.h>
@@ -14,6 +15,17 @@
 #include "core/codec.h"
 
 #define APBF_PARAM_BYTES 56u
+#define APBBF_PARAM_BYTES 64u
+
+static uint16_t family_of(const ebb_apbf *f)
+{
+    return f->block_bits == 0 ? EBB_FAMILY_APBF : EBB_FAMILY_APBBF;
+}
+
+static uint32_t param_bytes(uint16_t family)
+{
+    return family == EBB_FAMILY_APBF ? APBF_PARAM_BYTES : APBBF_PARAM_BYTES;
+}
 
 static size_t payload_bytes(const ebb_apbf *f)
 {
@@ -22,7 +34,7 @@ static size_t payload_bytes(const ebb_apbf *f)
 
 size_t ebb_apbf_snapshot_size(const ebb_apbf *f)
 {
-    return ebb_frame_size(APBF_PARAM_BYTES, payload_bytes(f));
+    return ebb_frame_size(param_bytes(family_of(f)), payload_bytes(f));
 }
 
 ebb_status ebb_apbf_save(const ebb_apbf *f, void *buf, size_t capacity,
@@ -31,8 +43,9 @@ ebb_status ebb_apbf_save(const ebb_apbf *f, void *buf, size_t capacity,
     size_t total = ebb_apbf_snapshot_size(f);
     if (buf == NULL || capacity < total)
         return EBB_EBUFSIZE;
+    uint16_t family = family_of(f);
     ebb_writer w =
-        ebb_frame_begin(buf, EBB_FAMILY_APBF, APBF_PARAM_BYTES, total, f->seed);
+        ebb_frame_begin(buf, family, param_bytes(family), total, f->seed);
     ebb_put_u32(&w, f->k);
     ebb_put_u32(&w, f->l);
     ebb_put_u64(&w, f->slice_bits);
@@ -42,6 +55,10 @@ ebb_status ebb_apbf_save(const ebb_apbf *f, void *buf, size_t capacity,
     ebb_put_u64(&w, f->in_generation);
     ebb_put_u32(&w, f->base);
     ebb_put_u32(&w, 0);
+    if (family == EBB_FAMILY_APBBF) {
+        ebb_put_u32(&w, f->block_bits);
+        ebb_put_u32(&w, f->block_hashes);
+    }
     ebb_put_words(&w, f->bits, (size_t)(f->slices * f->slice_words));
     ebb_frame_end(&w);
     if (written != NULL)
@@ -56,8 +73,18 @@ typedef struct apbf_header {
     uint32_t base, reserved;
 } apbf_header;
 
-static bool read_header(ebb_reader *r, apbf_header *h)
+static bool read_header(ebb_reader *r, uint16_t family, apbf_header *h)
 {
+    h->params.block_bits = 0;
+    h->params.block_hashes = 0;
+    if (family == EBB_FAMILY_APBBF) {
+        ebb_reader tail = *r;
+        tail.at += APBF_PARAM_BYTES;
+        if (!ebb_get_u32(&tail, &h->params.block_bits) ||
+            !ebb_get_u32(&tail, &h->params.block_hashes) ||
+            h->params.block_bits == 0)
+            return false;
+    }
     return ebb_get_u32(r, &h->params.k) && ebb_get_u32(r, &h->params.l) &&
            ebb_get_u64(r, &h->params.slice_bits) &&
            ebb_get_u64(r, &h->params.generation) &&
@@ -106,12 +133,17 @@ ebb_status ebb_apbf_load(const void *buf, size_t len, ebb_apbf **out)
     if (out == NULL)
         return EBB_EINVAL;
     ebb_frame frame;
+    uint16_t family = EBB_FAMILY_APBF;
     ebb_status st =
-        ebb_frame_open(buf, len, EBB_FAMILY_APBF, APBF_PARAM_BYTES, &frame);
+        ebb_frame_open(buf, len, family, param_bytes(family), &frame);
+    if (st == EBB_EFAMILY) {
+        family = EBB_FAMILY_APBBF;
+        st = ebb_frame_open(buf, len, family, param_bytes(family), &frame);
+    }
     if (st != EBB_OK)
         return st;
     apbf_header h;
-    if (!read_header(&frame.params, &h))
+    if (!read_header(&frame.params, family, &h))
         return EBB_ECORRUPT;
     st = check_header(&h, ebb_reader_left(&frame.payload));
     if (st != EBB_OK)

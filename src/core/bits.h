@@ -30,4 +30,13 @@ static inline uint64_t ebb_bits_tail_mask(uint64_t nbits)
     return used ? ~((UINT64_C(1) << used) - 1u) : 0;
 }
 
+/* log2 of a power of two. */
+static inline uint32_t ebb_log2_u32(uint32_t power_of_two)
+{
+    uint32_t log = 0;
+    while ((UINT32_C(1) << log) < power_of_two)
+        log++;
+    return log;
+}
+
 #endif

@@ -27,7 +27,8 @@
 #define EBB_FRAME_TRAILER 8u
 
 enum ebb_family_id {
-    EBB_FAMILY_APBF = 1
+    EBB_FAMILY_APBF = 1,  /* Age-Partitioned Bloom Filter, plain slices   */
+    EBB_FAMILY_APBBF = 2  /* the same with blocked slices                 */
 };
 
 typedef struct ebb_writer {

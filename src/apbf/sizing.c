@@ -1,0 +1,248 @@
+/*
+ * sizing.c: APBF shapes: validation, sizing from a window, memory, and the
+ * least-memory (k, l) chooser, for plain and blocked slices.
+ *
+ * Plain slices of m bits reach fill ratio 1/2 after m ln 2 distinct items,
+ * and each slice is written during k generations, so g = floor(m ln 2 / k).
+ * Blocked slices of n blocks (B bits, b parts of B / b bits per block) have
+ * their average block's parts half full after L = ln(1/2) / ln(1 - b/B)
+ * items per block, so g = floor(n L / k). L / (B ln 2) is the blocked
+ * slice's capacity relative to a plain one of the same bits: 0.968 for
+ * (64, 4), 0.996 for (512, 4), 0.936 for (64, 8), 0.992 for (512, 8), the
+ * "cap." column of the paper's Table 3.
+ */
+#include <math.h>
+
+#include "apbf/apbf_internal.h"
+#include "core/alloc.h"
+#include "core/bits.h"
+
+#define LN2 0.69314718055994530942
+
+bool ebb_apbf_block_valid(uint32_t block_bits, uint32_t block_hashes)
+{
+    if (block_bits == 0)
+        return block_hashes == 0;
+    if (block_bits != EBB_APBF_BLOCK_WORD && block_bits != EBB_APBF_BLOCK_LINE)
+        return false;
+    /* b a power of two up to 8: b parts of at least 8 bits, and the part
+     * fields (b log2(B / b) bits) fit in one 64-bit scramble. */
+    return block_hashes == 1 || block_hashes == 2 || block_hashes == 4 ||
+           block_hashes == 8;
+}
+
+double ebb_apbf_block_load(uint32_t block_bits, uint32_t block_hashes)
+{
+    return log(0.5) / log1p(-(double)block_hashes / (double)block_bits);
+}
+
+uint64_t ebb_apbf_generation_for(const ebb_apbf_params *p)
+{
+    if (!ebb_apbf_kl_valid(p->k, p->l) || !ebb_apbf_block_valid(p->block_bits,
+                                                       p->block_hashes))
+        return 0;
+    if (p->block_bits == 0)
+        return (uint64_t)floor((double)p->slice_bits * LN2 / (double)p->k);
+    double blocks = (double)(p->slice_bits / p->block_bits);
+    return (uint64_t)floor(
+        blocks * ebb_apbf_block_load(p->block_bits, p->block_hashes) /
+        (double)p->k);
+}
+
+ebb_status ebb_apbf_shape_bytes(const ebb_apbf_params *p, size_t *bit_bytes)
+{
+    if (!ebb_apbf_kl_valid(p->k, p->l) ||
+        !ebb_apbf_block_valid(p->block_bits, p->block_hashes) ||
+        p->slice_bits == 0 || p->slice_bits > EBB_APBF_MAX_SLICE_BITS ||
+        (p->block_bits != 0 && p->slice_bits % p->block_bits != 0) ||
+        p->generation == 0 || p->generation > ebb_apbf_generation_for(p))
+        return EBB_EINVAL;
+    if (p->generation > UINT64_MAX / p->l ||
+        p->window != (uint64_t)p->l * p->generation)
+        return EBB_EINVAL;
+    uint64_t words = ebb_bits_words(p->slice_bits) * (p->k + p->l);
+    if (words > (SIZE_MAX - 4096u) / 8u)
+        return EBB_EOVERFLOW;
+    *bit_bytes = (size_t)words * 8u;
+    return EBB_OK;
+}
+
+ebb_status ebb_apbf_params_from_klm(uint32_t k, uint32_t l,
+                                    uint64_t slice_bits, ebb_apbf_params *out)
+{
+    if (out == NULL || !ebb_apbf_kl_valid(k, l) || slice_bits == 0 ||
+        slice_bits > EBB_APBF_MAX_SLICE_BITS)
+        return EBB_EINVAL;
+    ebb_apbf_params p = {k, l, slice_bits, 0, 0, 0, 0};
+    p.generation = ebb_apbf_generation_for(&p);
+    if (p.generation == 0)
+        return EBB_EINVAL;
+    p.window = (uint64_t)l * p.generation;
+    *out = p;
+    return EBB_OK;
+}
+
+/* The fewest units (bits, or blocks) whose generation reaches g: start from
+ * the real-valued answer, then step so floor() agrees in floating point. */
+static ebb_status size_slice(ebb_apbf_params *p, uint64_t g, double per_unit,
+                             uint64_t unit_bits)
+{
+    double units = ceil((double)g * (double)p->k / per_unit);
+    if (!(units * (double)unit_bits <= (double)EBB_APBF_MAX_SLICE_BITS))
+        return EBB_EOVERFLOW;
+    p->slice_bits = (uint64_t)units * unit_bits;
+    while (ebb_apbf_generation_for(p) < g) {
+        p->slice_bits += unit_bits;
+        if (p->slice_bits > EBB_APBF_MAX_SLICE_BITS)
+            return EBB_EOVERFLOW;
+    }
+    p->generation = g;
+    p->window = (uint64_t)p->l * g;
+    return EBB_OK;
+}
+
+ebb_status ebb_apbf_params_from_kl_blocked(uint32_t k, uint32_t l,
+                                           uint64_t window,
+                                           uint32_t block_bits,
+                                           uint32_t block_hashes,
+                                           ebb_apbf_params *out)
+{
+    if (out == NULL || !ebb_apbf_kl_valid(k, l) || window == 0 ||
+        !ebb_apbf_block_valid(block_bits, block_hashes))
+        return EBB_EINVAL;
+    ebb_apbf_params p = {k, l, 0, 0, 0, block_bits, block_hashes};
+    uint64_t g = window / l + (window % l != 0);
+    ebb_status st =
+        block_bits == 0
+            ? size_slice(&p, g, LN2, 1)
+            : size_slice(&p, g, ebb_apbf_block_load(block_bits, block_hashes),
+                         block_bits);
+    if (st == EBB_OK)
+        *out = p;
+    return st;
+}
+
+ebb_status ebb_apbf_params_from_kl(uint32_t k, uint32_t l, uint64_t window,
+                                   ebb_apbf_params *out)
+{
+    return ebb_apbf_params_from_kl_blocked(k, l, window, 0, 0, out);
+}
+
+ebb_status ebb_apbf_params_memory(const ebb_apbf_params *params, size_t *bytes)
+{
+    if (params == NULL || bytes == NULL)
+        return EBB_EINVAL;
+    size_t bit_bytes;
+    ebb_status st = ebb_apbf_shape_bytes(params, &bit_bytes);
+    if (st != EBB_OK)
+        return st;
+    *bytes = sizeof(struct ebb_apbf) + ebb_mem_lines_footprint(bit_bytes);
+    return EBB_OK;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Chooser                                                                  */
+/* ------------------------------------------------------------------------ */
+
+/* What the chooser needs to know of one family of shapes. */
+typedef struct shape_family {
+    uint64_t window;
+    uint32_t block_bits, block_hashes;
+} shape_family;
+
+/* The worst-case fp of (k, l) in this family: the geometric ramp for plain
+ * slices (the exact shape's rate tends to it as m grows), the exact block
+ * model for blocked ones (independent of the window). */
+static double family_fp(const shape_family *fam, uint32_t k, uint32_t l)
+{
+    if (fam->block_bits == 0)
+        return ebb_apbf_fp(k, l);
+    ebb_apbf_params p = {k, l, 0, 0, 0, fam->block_bits, fam->block_hashes};
+    double r[EBB_APBF_MAX_K + EBB_APBF_MAX_L];
+    double load = ebb_apbf_block_load(fam->block_bits, fam->block_hashes);
+    ebb_apbf_block_ratios(&p, load / (double)k, r);
+    return ebb_apbf_fp_ratios(k, l, r);
+}
+
+/* The largest l in [lo, MAX_L] with fp(k, l) <= target (fp grows with l:
+ * every extra slice is one more place a run can start), or 0 if none. */
+static uint32_t largest_l(const shape_family *fam, uint32_t k, uint32_t lo,
+                          double target)
+{
+    if (lo > EBB_APBF_MAX_L || !(family_fp(fam, k, lo) <= target))
+        return 0;
+    uint32_t hi = EBB_APBF_MAX_L;
+    while (lo < hi) {
+        uint32_t mid = lo + (hi - lo + 1) / 2;
+        if (family_fp(fam, k, mid) <= target)
+            lo = mid;
+        else
+            hi = mid - 1;
+    }
+    return lo;
+}
+
+/* Least l for which the peak NPWS is within the bound (1 when unbounded). */
+static uint32_t least_l_for_npws(uint32_t k, double max_npws)
+{
+    if (!(max_npws > 0.0))
+        return 1;
+    double l = ceil((2.0 - exp2(1.0 - (double)k)) / max_npws);
+    if (l > (double)EBB_APBF_MAX_L)
+        return EBB_APBF_MAX_L + 1;
+    uint32_t least = l < 1.0 ? 1 : (uint32_t)l;
+    while (least > 1 && ebb_apbf_npws(k, least - 1) <= max_npws)
+        least--; /* undo rounding that went one too far */
+    while (least <= EBB_APBF_MAX_L && ebb_apbf_npws(k, least) > max_npws)
+        least++;
+    return least;
+}
+
+ebb_status ebb_apbf_choose_blocked(uint64_t window, double fp,
+                                   double max_npws, uint32_t block_bits,
+                                   uint32_t block_hashes,
+                                   ebb_apbf_params *out)
+{
+    if (out == NULL || window == 0 || !(fp > 0.0 && fp < 1.0) ||
+        isnan(max_npws) || !ebb_apbf_block_valid(block_bits, block_hashes))
+        return EBB_EINVAL;
+    shape_family fam = {window, block_bits, block_hashes};
+    ebb_apbf_params best = {0};
+    size_t best_bytes = SIZE_MAX;
+    bool overflowed = false;
+    for (uint32_t k = 1; k <= EBB_APBF_MAX_K; k++) {
+        /* Every shape with this k holds at least k slices of about w / ln 2
+         * bits per window item, so once that alone exceeds the best, stop. */
+        if (best_bytes != SIZE_MAX &&
+            (double)k * (double)window / LN2 / 8.0 > (double)best_bytes)
+            break;
+        uint32_t lo = least_l_for_npws(k, max_npws);
+        uint32_t hi = largest_l(&fam, k, lo, fp);
+        for (uint32_t l = lo; hi != 0 && l <= hi; l++) {
+            ebb_apbf_params p;
+            size_t bytes;
+            ebb_status st = ebb_apbf_params_from_kl_blocked(
+                k, l, window, block_bits, block_hashes, &p);
+            if (st == EBB_OK)
+                st = ebb_apbf_params_memory(&p, &bytes);
+            if (st == EBB_EOVERFLOW) {
+                overflowed = true;
+                continue;
+            }
+            if (st == EBB_OK && bytes < best_bytes) {
+                best = p;
+                best_bytes = bytes;
+            }
+        }
+    }
+    if (best_bytes == SIZE_MAX)
+        return overflowed ? EBB_EOVERFLOW : EBB_EINVAL;
+    *out = best;
+    return EBB_OK;
+}
+
+ebb_status ebb_apbf_choose(uint64_t window, double fp, double max_npws,
+                           ebb_apbf_params *out)
+{
+    return ebb_apbf_choose_blocked(window, fp, max_npws, 0, 0, out);
+}
