@@ -253,6 +253,14 @@ size_t ebb_apbf_contains_batch(const ebb_apbf *filter,
                                const ebb_hash128 *hashes, size_t n,
                                bool *out);
 
+/* For each key in order: seen[i] = contains, then add. Exactly the
+ * one-at-a-time sequence (a key repeated inside the batch is seen by its
+ * second occurrence), with the memory accesses overlapped: the primitive of
+ * deduplication. seen may be NULL. Returns how many were seen. */
+size_t ebb_apbf_check_and_add_batch(ebb_apbf *filter,
+                                    const ebb_hash128 *hashes, size_t n,
+                                    bool *seen);
+
 /* ------------------------------------------------------------------------ */
 /* Introspection                                                            */
 /* ------------------------------------------------------------------------ */

@@ -89,3 +89,30 @@ size_t ebb_apbf_contains_batch(const ebb_apbf *f, const ebb_hash128 *hashes,
     }
     return found;
 }
+
+size_t ebb_apbf_check_and_add_batch(ebb_apbf *f, const ebb_hash128 *hashes,
+                                    size_t n, bool *seen)
+{
+    size_t found = 0;
+    uint64_t derived;
+    for (size_t start = 0; start < n; start += CHUNK) {
+        size_t end = n - start < CHUNK ? n : start + CHUNK;
+        /* Prefetch with today's slice positions; a shift inside the chunk
+         * only makes some prefetches useless, never an answer wrong. */
+        for (size_t j = start; j < end; j++) {
+            prefetch_query(f, hashes[j]);
+            for (uint32_t i = 0; i < f->k; i++)
+                prefetch_write(ebb_apbf_block_of(
+                    f, hashes[j], ebb_apbf_position(f, i), &derived));
+        }
+        for (size_t j = start; j < end; j++) {
+            bool hit = ebb_age_query(f->k, f->l, ebb_apbf_slice_test, f,
+                                     hashes[j], NULL);
+            ebb_apbf_add_hash(f, hashes[j]);
+            if (seen != NULL)
+                seen[j] = hit;
+            found += hit;
+        }
+    }
+    return found;
+}
