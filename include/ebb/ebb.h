@@ -63,6 +63,7 @@ typedef enum ebb_status {
     EBB_ETRUNCATED = 8, /* snapshot shorter than its header says             */
     EBB_ECHECKSUM = 9,  /* snapshot bytes do not match their checksum       */
     EBB_ECORRUPT = 10,  /* snapshot fields are inconsistent or out of range */
+    EBB_ELIMIT = 11,    /* the operation would pass a configured memory limit */
     EBB_ESTATUS_COUNT_ /* not a status: the number of codes above           */
 } ebb_status;
 
@@ -126,5 +127,6 @@ ebb_hash128 ebb_hash(const void *key, size_t len, uint64_t seed);
 #endif
 
 #include "ebb/apbf.h"
+#include "ebb/tlbf.h"
 
 #endif /* EBB_EBB_H */

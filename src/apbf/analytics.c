@@ -42,7 +42,7 @@
 ebb_status ebb_apbf_worst_fill(uint32_t k, uint32_t l, ebb_fill_model model,
                                double *ratios)
 {
-    if (!ebb_apbf_kl_valid(k, l) || ratios == NULL ||
+    if (!ebb_age_kl_valid(k, l) || ratios == NULL ||
         (model != EBB_FILL_GEOMETRIC && model != EBB_FILL_LINEAR))
         return EBB_EINVAL;
     for (uint32_t i = 0; i < k; i++) {
@@ -57,7 +57,7 @@ ebb_status ebb_apbf_worst_fill(uint32_t k, uint32_t l, ebb_fill_model model,
 
 static bool ratios_valid(uint32_t k, uint32_t l, const double *r)
 {
-    if (!ebb_apbf_kl_valid(k, l) || r == NULL)
+    if (!ebb_age_kl_valid(k, l) || r == NULL)
         return false;
     for (uint32_t i = 0; i < k + l; i++)
         if (!(r[i] >= 0.0 && r[i] <= 1.0))
@@ -263,7 +263,7 @@ double ebb_apbf_shape_fp(const ebb_apbf_params *p)
 
 double ebb_apbf_npws(uint32_t k, uint32_t l)
 {
-    if (!ebb_apbf_kl_valid(k, l))
+    if (!ebb_age_kl_valid(k, l))
         return NAN;
     return (2.0 - exp2(1.0 - (double)k)) / (double)l;
 }

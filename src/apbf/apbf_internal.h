@@ -4,7 +4,9 @@
 #ifndef EBB_APBF_INTERNAL_H
 #define EBB_APBF_INTERNAL_H
 
+#include "core/agequery.h"
 #include "core/hash.h"
+#include "core/slice.h"
 #include "ebb/apbf.h"
 
 struct ebb_apbf {
@@ -31,18 +33,6 @@ struct ebb_apbf {
     void *block;             /* what to free for bits                       */
     size_t block_bytes;      /* bytes of that block                         */
 };
-
-/* Counters saturate rather than wrap: a count that wrapped to 0 would make
- * a full filter look new (and its snapshot inconsistent). */
-static inline uint64_t ebb_saturating_add(uint64_t a, uint64_t b)
-{
-    return a > UINT64_MAX - b ? UINT64_MAX : a + b;
-}
-
-static inline bool ebb_apbf_kl_valid(uint32_t k, uint32_t l)
-{
-    return k >= 1 && k <= EBB_APBF_MAX_K && l >= 1 && l <= EBB_APBF_MAX_L;
-}
 
 /* Validates a shape (EBB_EINVAL / EBB_EOVERFLOW) and computes the bytes of
  * its bit arrays. */
@@ -84,18 +74,32 @@ static inline uint64_t *ebb_apbf_slice(const ebb_apbf *f, uint32_t pos)
     return f->bits + (size_t)pos * f->slice_words;
 }
 
-/* The words of the block a key selects in the slice at buffer position pos
- * (for plain slices, the word holding its bit), and the derived value the
- * bits inside it come from. */
+/* The block a key selects in the blocked slice at buffer position pos, and
+ * the derived value the bits inside it come from. */
 static inline uint64_t *ebb_apbf_block_of(const ebb_apbf *f, ebb_hash128 h,
                                           uint32_t pos, uint64_t *derived)
 {
     uint64_t x = ebb_derive(h, pos, f->scheme);
     *derived = x;
-    uint64_t *slice = ebb_apbf_slice(f, pos);
+    return ebb_apbf_slice(f, pos) + ebb_reduce(x, f->slice_blocks) *
+                                        f->block_words;
+}
+
+/* The bit of a plain slice: the hash function is the buffer position's. */
+static inline uint64_t ebb_apbf_plain_bit(const ebb_apbf *f, ebb_hash128 h,
+                                          uint32_t pos)
+{
+    return ebb_slice_bit(h, pos, f->slice_bits, f->scheme);
+}
+
+/* The cache line an operation on slice pos touches (for prefetching). */
+static inline const void *ebb_apbf_line_of(const ebb_apbf *f, ebb_hash128 h,
+                                           uint32_t pos)
+{
+    uint64_t derived;
     if (f->block_bits == 0)
-        return slice + (ebb_reduce(x, f->slice_bits) >> 6);
-    return slice + ebb_reduce(x, f->slice_blocks) * f->block_words;
+        return ebb_apbf_slice(f, pos) + (ebb_apbf_plain_bit(f, h, pos) >> 6);
+    return ebb_apbf_block_of(f, h, pos, &derived);
 }
 
 /* The in-block bit of part p: the block index used the top bits of x, so the
@@ -115,12 +119,12 @@ static inline uint64_t ebb_apbf_scramble(uint64_t x)
 
 static inline void ebb_apbf_slice_set(ebb_apbf *f, ebb_hash128 h, uint32_t pos)
 {
-    uint64_t x;
-    uint64_t *block = ebb_apbf_block_of(f, h, pos, &x);
     if (f->block_bits == 0) {
-        *block |= UINT64_C(1) << (ebb_reduce(x, f->slice_bits) & 63u);
+        ebb_bit_set(ebb_apbf_slice(f, pos), ebb_apbf_plain_bit(f, h, pos));
         return;
     }
+    uint64_t x;
+    uint64_t *block = ebb_apbf_block_of(f, h, pos, &x);
     uint64_t y = ebb_apbf_scramble(x);
     for (uint32_t p = 0; p < f->block_hashes; p++) {
         uint32_t bit = ebb_apbf_part_bit(f, y, p);
@@ -133,10 +137,10 @@ static inline bool ebb_apbf_slice_test(const void *filter, ebb_hash128 h,
 {
     const ebb_apbf *f = filter;
     uint32_t pos = ebb_apbf_position(f, i);
+    if (f->block_bits == 0)
+        return ebb_bit_test(ebb_apbf_slice(f, pos), ebb_apbf_plain_bit(f, h, pos));
     uint64_t x;
     const uint64_t *block = ebb_apbf_block_of(f, h, pos, &x);
-    if (f->block_bits == 0)
-        return (*block >> (ebb_reduce(x, f->slice_bits) & 63u)) & 1u;
     uint64_t y = ebb_apbf_scramble(x);
     for (uint32_t p = 0; p < f->block_hashes; p++) {
         uint32_t bit = ebb_apbf_part_bit(f, y, p);

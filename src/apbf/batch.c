@@ -35,12 +35,9 @@ void ebb_apbf_hash_batch(const ebb_apbf *f, const void *const *keys,
 
 static void add_chunk(ebb_apbf *f, const ebb_hash128 *h, size_t n)
 {
-    uint64_t derived;
     for (size_t j = 0; j < n; j++)
         for (uint32_t i = 0; i < f->k; i++)
-            prefetch_write(ebb_apbf_block_of(f, h[j],
-                                             ebb_apbf_position(f, i),
-                                             &derived));
+            prefetch_write(ebb_apbf_line_of(f, h[j], ebb_apbf_position(f, i)));
     for (size_t j = 0; j < n; j++)
         for (uint32_t i = 0; i < f->k; i++)
             ebb_apbf_slice_set(f, h[j], ebb_apbf_position(f, i));
@@ -66,11 +63,9 @@ void ebb_apbf_add_batch(ebb_apbf *f, const ebb_hash128 *hashes, size_t n)
 /* The first reads of Algorithm 1 are slice l, then l + 1 on a match. */
 static void prefetch_query(const ebb_apbf *f, ebb_hash128 h)
 {
-    uint64_t derived;
     uint32_t last = f->l + 1 < f->k + f->l ? f->l + 1 : f->l;
     for (uint32_t i = f->l; i <= last; i++)
-        prefetch_read(
-            ebb_apbf_block_of(f, h, ebb_apbf_position(f, i), &derived));
+        prefetch_read(ebb_apbf_line_of(f, h, ebb_apbf_position(f, i)));
 }
 
 size_t ebb_apbf_contains_batch(const ebb_apbf *f, const ebb_hash128 *hashes,
@@ -94,7 +89,6 @@ size_t ebb_apbf_check_and_add_batch(ebb_apbf *f, const ebb_hash128 *hashes,
                                     size_t n, bool *seen)
 {
     size_t found = 0;
-    uint64_t derived;
     for (size_t start = 0; start < n; start += CHUNK) {
         size_t end = n - start < CHUNK ? n : start + CHUNK;
         /* Prefetch with today's slice positions; a shift inside the chunk
@@ -102,8 +96,8 @@ size_t ebb_apbf_check_and_add_batch(ebb_apbf *f, const ebb_hash128 *hashes,
         for (size_t j = start; j < end; j++) {
             prefetch_query(f, hashes[j]);
             for (uint32_t i = 0; i < f->k; i++)
-                prefetch_write(ebb_apbf_block_of(
-                    f, hashes[j], ebb_apbf_position(f, i), &derived));
+                prefetch_write(ebb_apbf_line_of(f, hashes[j],
+                                                ebb_apbf_position(f, i)));
         }
         for (size_t j = start; j < end; j++) {
             bool hit = ebb_age_query(f->k, f->l, ebb_apbf_slice_test, f,

@@ -38,7 +38,7 @@ double ebb_apbf_block_load(uint32_t block_bits, uint32_t block_hashes)
 
 uint64_t ebb_apbf_generation_for(const ebb_apbf_params *p)
 {
-    if (!ebb_apbf_kl_valid(p->k, p->l) || !ebb_apbf_block_valid(p->block_bits,
+    if (!ebb_age_kl_valid(p->k, p->l) || !ebb_apbf_block_valid(p->block_bits,
                                                        p->block_hashes))
         return 0;
     if (p->block_bits == 0)
@@ -51,7 +51,7 @@ uint64_t ebb_apbf_generation_for(const ebb_apbf_params *p)
 
 ebb_status ebb_apbf_shape_bytes(const ebb_apbf_params *p, size_t *bit_bytes)
 {
-    if (!ebb_apbf_kl_valid(p->k, p->l) ||
+    if (!ebb_age_kl_valid(p->k, p->l) ||
         !ebb_apbf_block_valid(p->block_bits, p->block_hashes) ||
         p->slice_bits == 0 || p->slice_bits > EBB_APBF_MAX_SLICE_BITS ||
         (p->block_bits != 0 && p->slice_bits % p->block_bits != 0) ||
@@ -70,7 +70,7 @@ ebb_status ebb_apbf_shape_bytes(const ebb_apbf_params *p, size_t *bit_bytes)
 ebb_status ebb_apbf_params_from_klm(uint32_t k, uint32_t l,
                                     uint64_t slice_bits, ebb_apbf_params *out)
 {
-    if (out == NULL || !ebb_apbf_kl_valid(k, l) || slice_bits == 0 ||
+    if (out == NULL || !ebb_age_kl_valid(k, l) || slice_bits == 0 ||
         slice_bits > EBB_APBF_MAX_SLICE_BITS)
         return EBB_EINVAL;
     ebb_apbf_params p = {k, l, slice_bits, 0, 0, 0, 0};
@@ -107,7 +107,7 @@ ebb_status ebb_apbf_params_from_kl_blocked(uint32_t k, uint32_t l,
                                            uint32_t block_hashes,
                                            ebb_apbf_params *out)
 {
-    if (out == NULL || !ebb_apbf_kl_valid(k, l) || window == 0 ||
+    if (out == NULL || !ebb_age_kl_valid(k, l) || window == 0 ||
         !ebb_apbf_block_valid(block_bits, block_hashes))
         return EBB_EINVAL;
     ebb_apbf_params p = {k, l, 0, 0, 0, block_bits, block_hashes};

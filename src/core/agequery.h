@@ -22,12 +22,19 @@
 
 #include "ebb/ebb.h"
 
+/* The shapes the walk and its analytics accept: 1 <= k <= EBB_APBF_MAX_K,
+ * 1 <= l <= EBB_APBF_MAX_L. */
+static inline bool ebb_age_kl_valid(uint32_t k, uint32_t l)
+{
+    return k >= 1 && k <= EBB_APBF_MAX_K && l >= 1 && l <= EBB_APBF_MAX_L;
+}
+
 /* Tests logical slice i (0 <= i < k + l) for hash h. */
-typedef bool (*ebb_slice_test)(const void *filter, ebb_hash128 h, uint32_t i);
+typedef bool (*ebb_slice_predicate)(const void *filter, ebb_hash128 h, uint32_t i);
 
 /* True when some run of k matching slices starts at 0..l. When accesses is
  * not NULL it receives the number of slice tests performed. */
-static inline bool ebb_age_query(uint32_t k, uint32_t l, ebb_slice_test test,
+static inline bool ebb_age_query(uint32_t k, uint32_t l, ebb_slice_predicate test,
                                  const void *filter, ebb_hash128 h,
                                  uint32_t *accesses)
 {

@@ -30,6 +30,13 @@ static inline uint64_t ebb_bits_tail_mask(uint64_t nbits)
     return used ? ~((UINT64_C(1) << used) - 1u) : 0;
 }
 
+/* Counters saturate rather than wrap: a count that wrapped to 0 would make
+ * a full filter look new (and its snapshot inconsistent). */
+static inline uint64_t ebb_saturating_add(uint64_t a, uint64_t b)
+{
+    return a > UINT64_MAX - b ? UINT64_MAX : a + b;
+}
+
 /* log2 of a power of two. */
 static inline uint32_t ebb_log2_u32(uint32_t power_of_two)
 {

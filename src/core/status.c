@@ -13,6 +13,7 @@ static const char *const messages[EBB_ESTATUS_COUNT_] = {
     [EBB_ETRUNCATED] = "snapshot is truncated",
     [EBB_ECHECKSUM] = "snapshot checksum mismatch",
     [EBB_ECORRUPT] = "snapshot is corrupt (inconsistent fields)",
+    [EBB_ELIMIT] = "the configured memory limit would be exceeded",
 };
 
 const char *ebb_strerror(ebb_status status)

@@ -1,0 +1,153 @@
+/*
+ * ebb/tlbf.h: Time-limited Bloom Filter (TLBF).
+ *
+ * "Was x inserted during the last T seconds?", with no false negatives, at
+ * an insertion rate that is unknown and changes: bursts, quiet nights, idle
+ * hours. The filter keeps the APBF's shape (slices, k consecutive matches)
+ * but sizes each new slice from the rate it observes and retires slices by
+ * their timestamps. Reconstructed from Ferreira, Baquero, Almeida et al.,
+ * "Time-limited Bloom Filter" (ACM SAC 2023) per docs/tlbf.md, which fixes
+ * the paper's gaps (an idle gap no longer revives stale items; expired
+ * slices are dropped down to k; memory is capped).
+ *
+ * Time is int64 nanoseconds on any clock the caller likes (the convenience
+ * forms use CLOCK_REALTIME); only differences matter. A timestamp earlier
+ * than the latest one seen is clamped to it and counted: time never runs
+ * backwards inside the filter, and every answer depends only on the
+ * sequence of calls and their timestamps (replicas given the same calls
+ * agree bit for bit).
+ *
+ * Guarantees:
+ *   - no false negatives: x added at time t is reported present by every
+ *     query at time q with q - t <= T (unless the EVICT policy evicted the
+ *     slices holding it, which the statistics count);
+ *   - expiry: x stops being reported (but for false positives) about one
+ *     generation, T / l, after t + T at a steady rate, and at once after an
+ *     idle gap longer than T;
+ *   - false positives near the target at a steady rate; higher for a while
+ *     after the rate jumps up (measured in docs/results/tlbf.md);
+ *   - memory never exceeds max_memory.
+ *
+ * add may allocate (a new slice, at most once per generation) and so can
+ * fail; contains never allocates and never fails.
+ */
+#ifndef EBB_TLBF_H
+#define EBB_TLBF_H
+
+#include "ebb/ebb.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct ebb_tlbf ebb_tlbf;
+
+/* What add does when a new slice would take the filter past max_memory. */
+typedef enum ebb_tlbf_policy {
+    /* Refuse the insertion with EBB_ELIMIT; the filter is unchanged. */
+    EBB_TLBF_REFUSE = 0,
+    /* Drop the oldest live slices until the new one fits (shrinking it if
+     * even k - 1 others leave too little room). Items in evicted slices may
+     * be reported absent before T: counted in stats.evicted_slices. */
+    EBB_TLBF_EVICT = 1
+} ebb_tlbf_policy;
+
+typedef struct ebb_tlbf_config {
+    int64_t span_ns;           /* T, > 0                                    */
+    double fp;                 /* target false-positive rate, in (0, 1)    */
+    double max_npws;           /* bound on the peak NPWS; <= 0: none        */
+    uint64_t initial_capacity; /* insertions expected per span T, >= 1: the
+                                  first slices are sized for it; later ones
+                                  follow the observed rate                   */
+    size_t max_memory;         /* bytes the filter may hold, required       */
+    ebb_tlbf_policy policy;
+} ebb_tlbf_config;
+
+/* Creates a filter; (k, l) come from the APBF chooser for fp (and
+ * max_npws), keys are hashed with seed. Errors: EBB_EINVAL (a field out of
+ * range, unknown policy), EBB_ELIMIT (max_memory too small even for k + l
+ * minimal slices), EBB_EOVERFLOW, EBB_ENOMEM. */
+ebb_status ebb_tlbf_create(const ebb_tlbf_config *config, uint64_t seed,
+                           ebb_tlbf **out);
+
+/* Frees the filter. NULL is a no-op. */
+void ebb_tlbf_destroy(ebb_tlbf *filter);
+
+/* The hash this filter gives key: ebb_hash(key, len, seed). */
+ebb_hash128 ebb_tlbf_hash(const ebb_tlbf *filter, const void *key,
+                          size_t len);
+
+/* Records key at time now_ns. Errors: EBB_ELIMIT (REFUSE policy, a new
+ * slice would pass max_memory: nothing changed), EBB_ENOMEM (the allocator
+ * failed: nothing changed). */
+ebb_status ebb_tlbf_add(ebb_tlbf *filter, const void *key, size_t len,
+                        int64_t now_ns);
+ebb_status ebb_tlbf_add_hash(ebb_tlbf *filter, ebb_hash128 hash,
+                             int64_t now_ns);
+
+/* True when key was added during [now_ns - T, latest time seen] (always)
+ * or is a false positive. Reads no clock, changes nothing. */
+bool ebb_tlbf_contains(const ebb_tlbf *filter, const void *key, size_t len,
+                       int64_t now_ns);
+bool ebb_tlbf_contains_hash(const ebb_tlbf *filter, ebb_hash128 hash,
+                            int64_t now_ns);
+
+/* Batches: exactly n calls in order at the same time now_ns. add_batch
+ * stops at the first error and returns it; *added (may be NULL) receives
+ * how many were added. */
+ebb_status ebb_tlbf_add_batch(ebb_tlbf *filter, const ebb_hash128 *hashes,
+                              size_t n, int64_t now_ns, size_t *added);
+size_t ebb_tlbf_contains_batch(const ebb_tlbf *filter,
+                               const ebb_hash128 *hashes, size_t n,
+                               int64_t now_ns, bool *out);
+
+/* Convenience forms on CLOCK_REALTIME (nanoseconds since the epoch). */
+int64_t ebb_tlbf_clock_now(void);
+ebb_status ebb_tlbf_add_now(ebb_tlbf *filter, const void *key, size_t len);
+bool ebb_tlbf_contains_now(const ebb_tlbf *filter, const void *key,
+                           size_t len);
+
+typedef struct ebb_tlbf_stats {
+    uint32_t k, l;
+    int64_t span_ns;
+    ebb_tlbf_policy policy;
+    size_t max_memory;
+    uint64_t seed;
+    uint32_t slices;          /* slices held                                */
+    uint32_t live_slices;     /* of which live at the latest time seen      */
+    size_t memory_bytes;      /* bytes held, handle included                */
+    uint64_t slice0_bits;     /* size of the newest slice                   */
+    uint64_t insertions;      /* adds accepted (saturating)                 */
+    uint64_t shifts;          /* generations started (saturating)           */
+    uint64_t evicted_slices;  /* live slices dropped by the EVICT policy    */
+    uint64_t refused;         /* adds refused by the REFUSE policy          */
+    uint64_t clamped;         /* timestamps earlier than the latest seen    */
+    uint64_t resets;          /* idle gaps longer than T that emptied it    */
+    int64_t latest_ns;        /* latest time seen (INT64_MIN before any)    */
+    /* The false-positive rate now, from the recursion of the APBF paper on
+     * the live slices' expected fill ratios 1 - (1 - 1/m_i)^(n_i). */
+    double current_fp;
+    /* Insertions held in the live slices' k newest positions' window: the
+     * items of the last span, as far as the filter can tell. */
+    uint64_t items_in_span;
+} ebb_tlbf_stats;
+
+/* Statistics as of the latest time seen. */
+void ebb_tlbf_get_stats(const ebb_tlbf *filter, ebb_tlbf_stats *out);
+
+/* Bytes held, handle included. */
+size_t ebb_tlbf_memory(const ebb_tlbf *filter);
+
+/* Snapshots (family 3 of docs/format.md), with every slice's timestamps,
+ * counters and the rate-estimation state: a loaded filter answers and
+ * evolves exactly as the saved one would have. Errors as for APBF. */
+size_t ebb_tlbf_snapshot_size(const ebb_tlbf *filter);
+ebb_status ebb_tlbf_save(const ebb_tlbf *filter, void *buf, size_t capacity,
+                         size_t *written);
+ebb_status ebb_tlbf_load(const void *buf, size_t len, ebb_tlbf **out);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* EBB_TLBF_H */

@@ -1,0 +1,32 @@
+/*
+ * slice.h: one slice of a partitioned Bloom filter, the unit every
+ * age-partitioned filter is made of: m bits, one derived hash function.
+ * The APBF (equal slices in a ring) and the time-limited filter (slices of
+ * varying size) both set and test bits through these two functions.
+ */
+#ifndef EBB_CORE_SLICE_H
+#define EBB_CORE_SLICE_H
+
+#include "core/bits.h"
+#include "core/hash.h"
+
+/* The bit that hash function `index` selects for h in a slice of nbits. */
+static inline uint64_t ebb_slice_bit(ebb_hash128 h, uint32_t index,
+                                     uint64_t nbits, ebb_index_scheme scheme)
+{
+    return ebb_reduce(ebb_derive(h, index, scheme), nbits);
+}
+
+static inline void ebb_slice_set(uint64_t *words, ebb_hash128 h,
+                                 uint32_t index, uint64_t nbits)
+{
+    ebb_bit_set(words, ebb_slice_bit(h, index, nbits, EBB_INDEX_MIXED));
+}
+
+static inline bool ebb_slice_test(const uint64_t *words, ebb_hash128 h,
+                                  uint32_t index, uint64_t nbits)
+{
+    return ebb_bit_test(words, ebb_slice_bit(h, index, nbits, EBB_INDEX_MIXED));
+}
+
+#endif

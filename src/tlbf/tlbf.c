@@ -1,0 +1,630 @@
+/*
+ * tlbf.c: the Time-limited Bloom Filter.
+ *
+ * The papers
+ * ----------
+ * Ferreira, Baquero, Almeida et al., "Time-limited Bloom Filter" (ACM SAC
+ * 2023, extended version): an Age-Partitioned Bloom Filter (Shtul, Baquero,
+ * Almeida 2020) that forgets by time instead of by count. The paper's
+ * formulas were lost in extraction; docs/tlbf.md (from the project's
+ * spec/tlbf.md) restates the algorithm, and this file follows it.
+ *
+ * The structure
+ * -------------
+ * Slices s_0 (newest) .. s_{L-1} (oldest), each a partitioned-Bloom-filter
+ * slice with its own size m_i, capacity c_i = floor(m_i ln 2) (the
+ * insertions that bring it to fill ratio 1/2), insertion count n_i, the time
+ * t_i of its latest insertion, and a hash-function index h_i in [0, k)
+ * (a new s_0 takes h(s_1) - 1 mod k, so any k consecutive slices use k
+ * different functions). They live in a ring of descriptors:
+ *
+ *    ring slot:     0      1      2      3      4      5      6      7
+ *                +------+------+------+------+------+------+------+------+
+ *                | s_5  | s_6  |      |      | s_0  | s_1  | s_2  | s_3  |..
+ *                +------+------+------+------+------+------+------+------+
+ *                  t old                       t = latest (k = 3 written)
+ *                                              head = 4, count = 7
+ *
+ * add(x, now): clamp now to the latest time seen; if the latest insertion is
+ *   older than now - T, everything expired: reset (otherwise the fresh
+ *   timestamp of the written slices would revive the stale items in them,
+ *   the prototype's bug); shift when the generation budget `left` is spent;
+ *   set x's bit in s_0..s_{k-1}, whose t becomes now.
+ * shift(now): retire the old-end slices with t_i < now - T; size the new
+ *   s_0 for the observed rate: g insertions in d ns since the last shift
+ *   give g* = ceil(g (T / l) / d) per generation, and a slice is written for
+ *   k generations, so c_0 = k g*; the budget until the next shift is
+ *   max(1, min_{i<k} floor((c_i - n_i) / (k - i))), so no slice passes its
+ *   capacity while it is written.
+ * query(x, now): the live slices (t_i >= now - T) are a prefix s_0..
+ *   s_{L'-1}, since t_i never increases with position; run the APBF walk
+ *   (src/core/agequery.h) over them with l' = L' - k.
+ *
+ * Why no false negative within T: x added at t is in k consecutive slices
+ * whose t_i >= t; at a query time q <= t + T they are all live, so the walk
+ * over the live prefix finds them. Clamping keeps t_i monotone when clocks
+ * step back; the EVICT policy is the one documented exception.
+ *
+ * Worked example: T = 60 s, fp 0.01 gives (k, l) = (12, 87) from the APBF
+ * chooser; a generation lasts T / l = 0.69 s. At 10,000 insertions a second
+ * a generation holds 6,900 items, each new slice c_0 = 12 x 6,900 = 82,800
+ * (m_0 = 119,457 bits), and the filter settles at about 99 slices.
+ *
+ * Memory: at most max_memory, always: a new slice that would pass it is
+ * refused (EBB_ELIMIT, nothing changed) or makes room by evicting the
+ * oldest live slices (counted). A shift is the only allocation, at most one
+ * block per generation, and a retired block is reused when its size fits.
+ */
+#include <math.h>
+#include <string.h>
+
+#include "core/agequery.h"
+#include "core/alloc.h"
+#include "tlbf/tlbf_internal.h"
+
+#define LN2 0.69314718055994530942
+
+/* The window used to pick (k, l): they depend on the target fp only (the
+ * APBF chooser's memory is proportional to the window), and a large window
+ * keeps slice rounding out of the choice. */
+#define CHOOSER_WINDOW 1000000u
+
+/* ------------------------------------------------------------------------ */
+/* Sizes and slices                                                         */
+/* ------------------------------------------------------------------------ */
+
+size_t ebb_tlbf_footprint(uint32_t slots, size_t bits)
+{
+    size_t ring = (size_t)slots * sizeof(tlbf_slice);
+    return sizeof(struct ebb_tlbf) + ring + bits;
+}
+
+uint64_t ebb_tlbf_bits_for(uint64_t capacity)
+{
+    double bits = ceil((double)capacity / LN2);
+    if (!(bits <= (double)EBB_APBF_MAX_SLICE_BITS))
+        return 0;
+    uint64_t m = (uint64_t)bits;
+    while ((uint64_t)floor((double)m * LN2) < capacity)
+        m++;
+    return m;
+}
+
+size_t ebb_tlbf_block_bytes(uint64_t nbits)
+{
+    return ebb_mem_lines_footprint((size_t)ebb_bits_words(nbits) * 8u);
+}
+
+ebb_status ebb_tlbf_slice_alloc(tlbf_slice *s, uint64_t nbits,
+                                uint64_t capacity)
+{
+    if (nbits == 0 || nbits > EBB_APBF_MAX_SLICE_BITS)
+        return EBB_EOVERFLOW;
+    size_t bytes = (size_t)ebb_bits_words(nbits) * 8u;
+    void *block;
+    uint64_t *bits = ebb_mem_alloc_lines(bytes, &block);
+    if (bits == NULL)
+        return EBB_ENOMEM;
+    *s = (tlbf_slice){bits, block, ebb_mem_lines_footprint(bytes), nbits,
+                      capacity, 0, EBB_TLBF_NEVER, 0};
+    return EBB_OK;
+}
+
+/* Empties a slice for reuse as one of nbits bits (nbits fits its block). */
+static void slice_recycle(tlbf_slice *s, uint64_t nbits, uint64_t capacity)
+{
+    memset(s->bits, 0, (size_t)ebb_bits_words(nbits) * 8u);
+    s->nbits = nbits;
+    s->capacity = capacity;
+    s->inserted = 0;
+    s->last_ns = EBB_TLBF_NEVER;
+}
+
+/* The capacity of a slice whose block takes at most `bytes`, or 0. */
+static uint64_t capacity_within(size_t bytes)
+{
+    if (bytes <= EBB_CACHE_LINE + 8u)
+        return 0;
+    uint64_t nbits = (uint64_t)(bytes - EBB_CACHE_LINE) / 8u * 64u;
+    if (nbits > EBB_APBF_MAX_SLICE_BITS)
+        nbits = EBB_APBF_MAX_SLICE_BITS;
+    return (uint64_t)floor((double)nbits * LN2);
+}
+
+/* ------------------------------------------------------------------------ */
+/* Time                                                                     */
+/* ------------------------------------------------------------------------ */
+
+/* now - T, saturating at the bottom of the clock. */
+static int64_t oldest_live(const ebb_tlbf *f, int64_t now)
+{
+    return now < INT64_MIN + f->span ? INT64_MIN : now - f->span;
+}
+
+/* b - a for a <= b, without overflow. */
+static uint64_t elapsed(int64_t a, int64_t b)
+{
+    return (uint64_t)b - (uint64_t)a;
+}
+
+uint32_t ebb_tlbf_live(const ebb_tlbf *f, int64_t now)
+{
+    int64_t threshold = oldest_live(f, now);
+    uint32_t live = f->count;
+    while (live > 0 && ebb_tlbf_at(f, live - 1)->last_ns < threshold)
+        live--;
+    return live;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Life cycle                                                               */
+/* ------------------------------------------------------------------------ */
+
+uint64_t ebb_tlbf_schedule(const ebb_tlbf *f)
+{
+    uint64_t next = UINT64_MAX;
+    for (uint32_t i = 0; i < f->k && i < f->count; i++) {
+        const tlbf_slice *s = ebb_tlbf_at(f, i);
+        uint64_t room = s->capacity > s->inserted ? s->capacity - s->inserted
+                                                  : 0;
+        uint64_t budget = room / (f->k - i);
+        if (budget < next)
+            next = budget;
+    }
+    return next == 0 || next == UINT64_MAX ? 1 : next;
+}
+
+static bool config_valid(const ebb_tlbf_config *c)
+{
+    return c->span_ns > 0 && c->fp > 0.0 && c->fp < 1.0 &&
+           !isnan(c->max_npws) && c->initial_capacity >= 1 &&
+           c->max_memory > 0 &&
+           (c->policy == EBB_TLBF_REFUSE || c->policy == EBB_TLBF_EVICT);
+}
+
+static void free_slices(ebb_tlbf *f)
+{
+    for (uint32_t i = 0; i < f->count; i++)
+        ebb_mem_free(ebb_tlbf_at(f, i)->block);
+    f->count = 0;
+}
+
+void ebb_tlbf_destroy(ebb_tlbf *f)
+{
+    if (f == NULL)
+        return;
+    free_slices(f);
+    ebb_mem_free(f->ring);
+    ebb_mem_free(f);
+}
+
+/* A filter with an empty ring of `slots` entries (no slices yet). */
+ebb_status ebb_tlbf_new(uint32_t k, uint32_t l, uint32_t slots,
+                        ebb_tlbf **out)
+{
+    ebb_tlbf *f = ebb_mem_alloc(sizeof *f);
+    if (f == NULL)
+        return EBB_ENOMEM;
+    tlbf_slice *ring = ebb_mem_alloc_zeroed((size_t)slots * sizeof *ring);
+    if (ring == NULL) {
+        ebb_mem_free(f);
+        return EBB_ENOMEM;
+    }
+    *f = (ebb_tlbf){.k = k, .l = l, .ring = ring, .ring_slots = slots,
+                    .last_shift_ns = EBB_TLBF_NEVER,
+                    .latest_ns = EBB_TLBF_NEVER};
+    *out = f;
+    return EBB_OK;
+}
+
+ebb_status ebb_tlbf_create(const ebb_tlbf_config *config, uint64_t seed,
+                           ebb_tlbf **out)
+{
+    if (config == NULL || out == NULL || !config_valid(config))
+        return EBB_EINVAL;
+    ebb_apbf_params shape;
+    ebb_status st = ebb_apbf_choose(CHOOSER_WINDOW, config->fp,
+                                    config->max_npws, &shape);
+    if (st != EBB_OK)
+        return st;
+    uint32_t k = shape.k, l = shape.l;
+    uint64_t generation = config->initial_capacity / l +
+                          (config->initial_capacity % l != 0);
+    uint64_t capacity = generation > UINT64_MAX / k ? UINT64_MAX
+                                                    : generation * k;
+    uint64_t nbits = ebb_tlbf_bits_for(capacity);
+    if (nbits == 0)
+        return EBB_EOVERFLOW;
+    uint32_t slots = k + l + 8u;
+    size_t block = ebb_tlbf_block_bytes(nbits);
+    if (block > (SIZE_MAX - ebb_tlbf_footprint(slots, 0)) / k ||
+        ebb_tlbf_footprint(slots, block * k) > config->max_memory)
+        return EBB_ELIMIT;
+
+    ebb_tlbf *f;
+    if ((st = ebb_tlbf_new(k, l, slots, &f)) != EBB_OK)
+        return st;
+    f->span = config->span_ns;
+    f->max_memory = config->max_memory;
+    f->policy = config->policy;
+    f->seed = seed;
+    f->initial_capacity = config->initial_capacity;
+    for (uint32_t i = 0; i < k; i++) {
+        tlbf_slice *s = &f->ring[i];
+        if ((st = ebb_tlbf_slice_alloc(s, nbits, capacity)) != EBB_OK) {
+            ebb_tlbf_destroy(f);
+            return st;
+        }
+        s->hash_index = i;
+        f->count++;
+        f->bits_bytes += s->block_bytes;
+    }
+    f->left = ebb_tlbf_schedule(f);
+    *out = f;
+    return EBB_OK;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Shift                                                                    */
+/* ------------------------------------------------------------------------ */
+
+/* What a shift will do, decided before anything changes. */
+typedef struct shift_plan {
+    uint32_t drop;       /* old-end slices to remove (expired + evicted)  */
+    uint32_t evict;      /* of which live (EVICT policy)                  */
+    int64_t reuse;       /* logical index of the dropped slice to recycle,
+                            or -1                                         */
+    uint64_t capacity;   /* of the new s_0                                */
+    uint64_t nbits;
+    uint32_t slots;      /* ring entries after the shift                  */
+} shift_plan;
+
+/* The capacity the observed rate asks of the new slice. */
+static uint64_t wanted_capacity(const ebb_tlbf *f, int64_t now)
+{
+    uint64_t d = f->last_shift_ns == EBB_TLBF_NEVER
+                     ? 1
+                     : elapsed(f->last_shift_ns, now);
+    if (d == 0)
+        d = 1; /* one clock tick at least */
+    double per_generation = ceil((double)f->since_shift *
+                                 ((double)f->span / (double)f->l) /
+                                 (double)d);
+    double capacity = per_generation * (double)f->k;
+    double most = floor((double)EBB_APBF_MAX_SLICE_BITS * LN2);
+    if (!(capacity <= most))
+        capacity = most;
+    return capacity < (double)f->k ? f->k : (uint64_t)capacity;
+}
+
+/* Bytes after the shift for a plan (the new block counted unless reused). */
+static size_t planned_bytes(const ebb_tlbf *f, const shift_plan *p)
+{
+    size_t bits = f->bits_bytes;
+    for (uint32_t j = 0; j < p->drop; j++)
+        bits -= ebb_tlbf_at(f, f->count - 1 - j)->block_bytes;
+    if (p->reuse >= 0)
+        bits += ebb_tlbf_at(f, (uint32_t)p->reuse)->block_bytes;
+    else
+        bits += ebb_tlbf_block_bytes(p->nbits);
+    return ebb_tlbf_footprint(p->slots, bits);
+}
+
+/* Picks a dropped slice whose block fits nbits without wasting more than
+ * half of it. */
+static int64_t find_reusable(const ebb_tlbf *f, uint32_t drop, uint64_t nbits)
+{
+    size_t need = ebb_tlbf_block_bytes(nbits);
+    for (uint32_t j = 0; j < drop; j++) {
+        uint32_t i = f->count - 1 - j;
+        size_t have = ebb_tlbf_at(f, i)->block_bytes;
+        if (have >= need && have / 2u <= need)
+            return i;
+    }
+    return -1;
+}
+
+static void plan_slices(const ebb_tlbf *f, shift_plan *p)
+{
+    uint32_t after = f->count - p->drop + 1;
+    p->slots = after > f->ring_slots ? f->ring_slots * 2u : f->ring_slots;
+    p->reuse = find_reusable(f, p->drop, p->nbits);
+}
+
+static bool plan_fits(const ebb_tlbf *f, const shift_plan *p)
+{
+    return f->count - p->drop + 1 <= f->k + EBB_TLBF_MAX_EXTRA &&
+           planned_bytes(f, p) <= f->max_memory;
+}
+
+/* Decides drops, reuse and size; EBB_ELIMIT when the policy cannot fit. */
+static ebb_status plan_shift(const ebb_tlbf *f, int64_t now, shift_plan *p)
+{
+    int64_t threshold = oldest_live(f, now);
+    *p = (shift_plan){0};
+    while (p->drop + 1 < f->count &&
+           ebb_tlbf_at(f, f->count - 1 - p->drop)->last_ns < threshold)
+        p->drop++;
+    p->capacity = wanted_capacity(f, now);
+    p->nbits = ebb_tlbf_bits_for(p->capacity);
+    plan_slices(f, p);
+    if (plan_fits(f, p))
+        return EBB_OK;
+    if (f->policy == EBB_TLBF_REFUSE)
+        return EBB_ELIMIT;
+    /* EVICT: oldest live slices go first, keeping k - 1 beside the new s_0. */
+    while (!plan_fits(f, p) && f->count - p->drop > f->k - 1) {
+        p->drop++;
+        p->evict++;
+        plan_slices(f, p);
+    }
+    if (plan_fits(f, p))
+        return EBB_OK;
+    /* Still too big: shrink the new slice into the room that is left. */
+    shift_plan without = *p;
+    without.reuse = -1;
+    without.nbits = 1;
+    size_t others = planned_bytes(f, &without) - ebb_tlbf_block_bytes(1);
+    if (others >= f->max_memory)
+        return EBB_ELIMIT;
+    uint64_t capacity = capacity_within(f->max_memory - others);
+    if (capacity < f->k)
+        return EBB_ELIMIT;
+    p->capacity = capacity < p->capacity ? capacity : p->capacity;
+    p->nbits = ebb_tlbf_bits_for(p->capacity);
+    plan_slices(f, p);
+    return plan_fits(f, p) ? EBB_OK : EBB_ELIMIT;
+}
+
+/* Rebuilds the ring in logical order: new s_0, then the kept slices. */
+static void rebuild_ring(ebb_tlbf *f, tlbf_slice *ring, uint32_t slots,
+                         const tlbf_slice *fresh, uint32_t keep)
+{
+    tlbf_slice kept_first = *fresh;
+    if (ring != f->ring) {
+        /* New array: copy the kept slices after slot 0. */
+        for (uint32_t i = 0; i < keep; i++)
+            ring[i + 1] = *ebb_tlbf_at(f, i);
+        ring[0] = kept_first;
+        ebb_mem_free(f->ring);
+        f->ring = ring;
+        f->ring_slots = slots;
+        f->head = 0;
+    } else {
+        f->head = f->head == 0 ? f->ring_slots - 1 : f->head - 1;
+        *ebb_tlbf_at(f, 0) = kept_first;
+    }
+    f->count = keep + 1;
+}
+
+static ebb_status shift(ebb_tlbf *f, int64_t now)
+{
+    shift_plan p;
+    ebb_status st = plan_shift(f, now, &p);
+    if (st != EBB_OK)
+        return st;
+
+    /* Allocate everything first, so a failure changes nothing. */
+    tlbf_slice fresh;
+    if (p.reuse < 0 &&
+        (st = ebb_tlbf_slice_alloc(&fresh, p.nbits, p.capacity)) != EBB_OK)
+        return st;
+    tlbf_slice *ring = f->ring;
+    if (p.slots != f->ring_slots) {
+        ring = ebb_mem_alloc_zeroed((size_t)p.slots * sizeof *ring);
+        if (ring == NULL) {
+            if (p.reuse < 0)
+                ebb_mem_free(fresh.block);
+            return EBB_ENOMEM;
+        }
+    }
+
+    if (p.reuse >= 0) {
+        fresh = *ebb_tlbf_at(f, (uint32_t)p.reuse);
+        slice_recycle(&fresh, p.nbits, p.capacity);
+    }
+    fresh.hash_index = (ebb_tlbf_at(f, 0)->hash_index + f->k - 1) % f->k;
+    for (uint32_t j = 0; j < p.drop; j++) {
+        uint32_t i = f->count - 1 - j;
+        tlbf_slice *gone = ebb_tlbf_at(f, i);
+        f->bits_bytes -= gone->block_bytes;
+        if ((int64_t)i != p.reuse)
+            ebb_mem_free(gone->block);
+    }
+    f->bits_bytes += fresh.block_bytes;
+    rebuild_ring(f, ring, p.slots, &fresh, f->count - p.drop);
+
+    f->evicted = ebb_saturating_add(f->evicted, p.evict);
+    f->shifts = ebb_saturating_add(f->shifts, 1);
+    f->last_shift_ns = now;
+    f->since_shift = 0;
+    f->left = ebb_tlbf_schedule(f);
+    return EBB_OK;
+}
+
+/* Everything expired during an idle gap: keep the k newest slices' memory,
+ * empty them, drop the rest, restart the rate estimate. Cannot fail. */
+static void reset(ebb_tlbf *f, int64_t now)
+{
+    while (f->count > f->k) {
+        tlbf_slice *gone = ebb_tlbf_at(f, f->count - 1);
+        f->bits_bytes -= gone->block_bytes;
+        ebb_mem_free(gone->block);
+        f->count--;
+    }
+    for (uint32_t i = 0; i < f->count; i++) {
+        tlbf_slice *s = ebb_tlbf_at(f, i);
+        slice_recycle(s, s->nbits, s->capacity);
+    }
+    f->since_shift = 0;
+    f->last_shift_ns = now;
+    f->left = ebb_tlbf_schedule(f);
+    f->resets = ebb_saturating_add(f->resets, 1);
+}
+
+/* ------------------------------------------------------------------------ */
+/* Operations                                                               */
+/* ------------------------------------------------------------------------ */
+
+ebb_hash128 ebb_tlbf_hash(const ebb_tlbf *f, const void *key, size_t len)
+{
+    static const unsigned char empty = 0;
+    return ebb_hash_inline(len ? key : &empty, len, f->seed);
+}
+
+ebb_status ebb_tlbf_add_hash(ebb_tlbf *f, ebb_hash128 h, int64_t now)
+{
+    bool clamp = f->latest_ns != EBB_TLBF_NEVER && now < f->latest_ns;
+    if (clamp)
+        now = f->latest_ns;
+    const tlbf_slice *newest = ebb_tlbf_at(f, 0);
+    if (newest->last_ns != EBB_TLBF_NEVER &&
+        elapsed(newest->last_ns, now) > (uint64_t)f->span)
+        reset(f, now);
+    if (f->left == 0) {
+        ebb_status st = shift(f, now);
+        if (st != EBB_OK) {
+            if (st == EBB_ELIMIT)
+                f->refused = ebb_saturating_add(f->refused, 1);
+            return st;
+        }
+    }
+    for (uint32_t i = 0; i < f->k; i++) {
+        tlbf_slice *s = ebb_tlbf_at(f, i);
+        ebb_slice_set(s->bits, h, s->hash_index, s->nbits);
+        s->inserted++;
+        s->last_ns = now;
+    }
+    f->left--;
+    f->since_shift++;
+    f->insertions = ebb_saturating_add(f->insertions, 1);
+    f->clamped = ebb_saturating_add(f->clamped, clamp);
+    if (f->last_shift_ns == EBB_TLBF_NEVER)
+        f->last_shift_ns = now;
+    f->latest_ns = now;
+    return EBB_OK;
+}
+
+ebb_status ebb_tlbf_add(ebb_tlbf *f, const void *key, size_t len,
+                        int64_t now)
+{
+    return ebb_tlbf_add_hash(f, ebb_tlbf_hash(f, key, len), now);
+}
+
+static inline bool slice_matches(const void *filter, ebb_hash128 h,
+                                 uint32_t i)
+{
+    const tlbf_slice *s = ebb_tlbf_at(filter, i);
+    return ebb_slice_test(s->bits, h, s->hash_index, s->nbits);
+}
+
+bool ebb_tlbf_contains_hash(const ebb_tlbf *f, ebb_hash128 h, int64_t now)
+{
+    uint32_t live = ebb_tlbf_live(f, now);
+    if (live < f->k)
+        return false;
+    return ebb_age_query(f->k, live - f->k, slice_matches, f, h, NULL);
+}
+
+bool ebb_tlbf_contains(const ebb_tlbf *f, const void *key, size_t len,
+                       int64_t now)
+{
+    return ebb_tlbf_contains_hash(f, ebb_tlbf_hash(f, key, len), now);
+}
+
+ebb_status ebb_tlbf_add_batch(ebb_tlbf *f, const ebb_hash128 *hashes,
+                              size_t n, int64_t now, size_t *added)
+{
+    size_t i = 0;
+    ebb_status st = EBB_OK;
+    for (; i < n; i++)
+        if ((st = ebb_tlbf_add_hash(f, hashes[i], now)) != EBB_OK)
+            break;
+    if (added != NULL)
+        *added = i;
+    return st;
+}
+
+size_t ebb_tlbf_contains_batch(const ebb_tlbf *f, const ebb_hash128 *hashes,
+                               size_t n, int64_t now, bool *out)
+{
+    uint32_t live = ebb_tlbf_live(f, now); /* the same for the whole batch */
+    size_t found = 0;
+    for (size_t i = 0; i < n; i++) {
+        bool hit = live >= f->k && ebb_age_query(f->k, live - f->k,
+                                                 slice_matches, f, hashes[i],
+                                                 NULL);
+        out[i] = hit;
+        found += hit;
+    }
+    return found;
+}
+
+ebb_status ebb_tlbf_add_now(ebb_tlbf *f, const void *key, size_t len)
+{
+    return ebb_tlbf_add(f, key, len, ebb_tlbf_clock_now());
+}
+
+bool ebb_tlbf_contains_now(const ebb_tlbf *f, const void *key, size_t len)
+{
+    return ebb_tlbf_contains(f, key, len, ebb_tlbf_clock_now());
+}
+
+/* ------------------------------------------------------------------------ */
+/* Introspection                                                            */
+/* ------------------------------------------------------------------------ */
+
+size_t ebb_tlbf_memory(const ebb_tlbf *f)
+{
+    return ebb_tlbf_footprint(f->ring_slots, f->bits_bytes);
+}
+
+/* The false-positive rate of the live slices from their expected fill. */
+static double current_fp(const ebb_tlbf *f, uint32_t live)
+{
+    double r[EBB_APBF_MAX_K + EBB_TLBF_MAX_EXTRA];
+    if (live < f->k)
+        return 0.0;
+    for (uint32_t i = 0; i < live; i++) {
+        const tlbf_slice *s = ebb_tlbf_at(f, i);
+        r[i] = -expm1((double)s->inserted * log1p(-1.0 / (double)s->nbits));
+    }
+    if (live == f->k) { /* one place for a run to start */
+        double p = 1.0;
+        for (uint32_t i = 0; i < live; i++)
+            p *= r[i];
+        return p;
+    }
+    return ebb_apbf_fp_ratios(f->k, live - f->k, r);
+}
+
+void ebb_tlbf_get_stats(const ebb_tlbf *f, ebb_tlbf_stats *out)
+{
+    uint32_t live = f->latest_ns == EBB_TLBF_NEVER
+                        ? 0
+                        : ebb_tlbf_live(f, f->latest_ns);
+    uint64_t held = 0;
+    for (uint32_t i = 0; i < live; i++)
+        held += ebb_tlbf_at(f, i)->inserted;
+    *out = (ebb_tlbf_stats){
+        .k = f->k,
+        .l = f->l,
+        .span_ns = f->span,
+        .policy = f->policy,
+        .max_memory = f->max_memory,
+        .seed = f->seed,
+        .slices = f->count,
+        .live_slices = live,
+        .memory_bytes = ebb_tlbf_memory(f),
+        .slice0_bits = ebb_tlbf_at(f, 0)->nbits,
+        .insertions = f->insertions,
+        .shifts = f->shifts,
+        .evicted_slices = f->evicted,
+        .refused = f->refused,
+        .clamped = f->clamped,
+        .resets = f->resets,
+        .latest_ns = f->latest_ns,
+        .current_fp = current_fp(f, live),
+        .items_in_span = held / f->k,
+    };
+}

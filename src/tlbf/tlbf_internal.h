@@ -1,0 +1,82 @@
+/*
+ * tlbf_internal.h: the time-limited filter's handle, shared by src/tlbf.
+ */
+#ifndef EBB_TLBF_INTERNAL_H
+#define EBB_TLBF_INTERNAL_H
+
+#include "core/slice.h"
+#include "ebb/tlbf.h"
+
+/* Most slices a filter holds: the k + l of a steady rate plus what a burst
+ * adds; the analytics handle up to k + EBB_APBF_MAX_L. */
+#define EBB_TLBF_MAX_EXTRA EBB_APBF_MAX_L
+
+/* Marks a slice that has never received an insertion. */
+#define EBB_TLBF_NEVER INT64_MIN
+
+typedef struct tlbf_slice {
+    uint64_t *bits;      /* cache-line aligned words                     */
+    void *block;         /* what to free                                 */
+    size_t block_bytes;  /* footprint of block                           */
+    uint64_t nbits;      /* m_i                                          */
+    uint64_t capacity;   /* c_i: insertions that bring it to fill 1/2    */
+    uint64_t inserted;   /* n_i                                          */
+    int64_t last_ns;     /* t_i: time of its latest insertion            */
+    uint32_t hash_index; /* h_i in [0, k)                                */
+} tlbf_slice;
+
+struct ebb_tlbf {
+    uint32_t k, l;
+    int64_t span;                /* T in nanoseconds                       */
+    size_t max_memory;
+    ebb_tlbf_policy policy;
+    uint64_t seed;
+    uint64_t initial_capacity;   /* insertions expected per span           */
+
+    tlbf_slice *ring;            /* slot capacity entries                  */
+    uint32_t ring_slots;
+    uint32_t head;               /* slot of s_0                            */
+    uint32_t count;              /* slices held: s_0 .. s_{count-1}        */
+    size_t bits_bytes;           /* footprints of the slices' blocks       */
+
+    uint64_t left;               /* insertions before the next shift       */
+    uint64_t since_shift;        /* insertions since the last shift        */
+    int64_t last_shift_ns;
+    int64_t latest_ns;           /* EBB_TLBF_NEVER before the first call   */
+
+    uint64_t insertions, shifts, evicted, refused, clamped, resets;
+};
+
+/* Logical slice i (0 newest, i < count). */
+static inline tlbf_slice *ebb_tlbf_at(const ebb_tlbf *f, uint32_t i)
+{
+    uint32_t slot = f->head + i;
+    return &f->ring[slot >= f->ring_slots ? slot - f->ring_slots : slot];
+}
+
+/* Bytes the filter holds with a ring of `slots` entries and `bits` bytes of
+ * slice blocks. */
+size_t ebb_tlbf_footprint(uint32_t slots, size_t bits);
+
+/* The slice footprint for a capacity: m = ceil(c / ln 2) bits, line-aligned
+ * words. 0 on overflow. */
+uint64_t ebb_tlbf_bits_for(uint64_t capacity);
+size_t ebb_tlbf_block_bytes(uint64_t nbits);
+
+/* A filter with shape (k, l), an empty ring of `slots` entries and no
+ * slices. EBB_ENOMEM. */
+ebb_status ebb_tlbf_new(uint32_t k, uint32_t l, uint32_t slots,
+                        ebb_tlbf **out);
+
+/* Allocates a zeroed slice of nbits. EBB_ENOMEM / EBB_EOVERFLOW. */
+ebb_status ebb_tlbf_slice_alloc(tlbf_slice *slice, uint64_t nbits,
+                                uint64_t capacity);
+
+/* Number of live slices at time now: the prefix with t_i >= now - T. */
+uint32_t ebb_tlbf_live(const ebb_tlbf *f, int64_t now);
+
+/* The next generation size: max(1, min over i < k of
+ * floor((c_i - n_i) / (k - i))). */
+uint64_t ebb_tlbf_schedule(const ebb_tlbf *f);
+
+#endif
