@@ -1,0 +1,94 @@
+# ebb: build, test, run, benchmark, install.
+#
+#   make build    configure and build (gcc, warnings are errors) in build/
+#   make test     everything CI checks: the full suite, then ASan+UBSan
+#                 (clang) on the unit, cli and fuzz layers, then the libFuzzer
+#                 target for FUZZ_SECONDS on a copy of the seed corpus
+#   make run      build, then a sample session of the ebb command
+#   make bench    Release -O3 -march=native build in build-bench/, run it
+#   make install  build, then install into PREFIX (default /usr/local)
+#   make clean    remove every build directory
+#
+# Each step stops make on failure (bash -e, pipefail).
+
+SHELL := /bin/bash
+.SHELLFLAGS := -euo pipefail -c
+
+JOBS ?= 2
+PREFIX ?= /usr/local
+FUZZ_SECONDS ?= 60
+# A fixed seed makes a CI run reproducible; FUZZ_SEED=0 lets libFuzzer pick.
+FUZZ_SEED ?= 1
+
+BUILD_DIR := build
+ASAN_DIR := build-asan
+FUZZ_DIR := build-fuzz
+BENCH_DIR := build-bench
+
+FUZZ_CORPUS := tests/fuzz/corpus
+FUZZ_REGRESSIONS := tests/fuzz/regressions
+FUZZ_WORK_CORPUS := $(FUZZ_DIR)/corpus
+FUZZ_ARTIFACTS := $(FUZZ_DIR)/artifacts
+
+# Sanitizer reports must fail the test that triggers them.
+SANITIZER_ENV := ASAN_OPTIONS=detect_leaks=1:abort_on_error=1:strict_string_checks=1 \
+                 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
+
+.DEFAULT_GOAL := build
+.PHONY: all deps build test test-asan test-fuzz run bench install clean
+
+all: build
+
+deps:
+	bash scripts/install-deps.sh
+
+build: deps
+	cmake -S . -B $(BUILD_DIR) -DCMAKE_BUILD_TYPE=RelWithDebInfo -DEBB_WERROR=ON
+	cmake --build $(BUILD_DIR) -j$(JOBS)
+
+test: build
+	ctest --test-dir $(BUILD_DIR) --output-on-failure -j$(JOBS)
+	$(MAKE) --no-print-directory test-asan
+	$(MAKE) --no-print-directory test-fuzz
+
+# Debug keeps assert() on; -O1 keeps sanitized code fast enough.
+test-asan: deps
+	cmake -S . -B $(ASAN_DIR) -DCMAKE_C_COMPILER=clang -DCMAKE_BUILD_TYPE=Debug \
+	    -DCMAKE_C_FLAGS=-O1 -DEBB_SANITIZE=ON -DEBB_WERROR=ON
+	cmake --build $(ASAN_DIR) -j$(JOBS)
+	$(SANITIZER_ENV) ctest --test-dir $(ASAN_DIR) --output-on-failure -j$(JOBS) \
+	    -L 'unit|cli|fuzz'
+
+# The fuzzer only ever writes into a copy of the committed seeds and
+# regressions. Its log stays in build-fuzz/fuzz.log; its end is shown when it
+# fails (the crashing input, the violated property).
+test-fuzz: deps
+	cmake -S . -B $(FUZZ_DIR) -DCMAKE_C_COMPILER=clang -DCMAKE_BUILD_TYPE=Debug \
+	    -DCMAKE_C_FLAGS=-O1 -DEBB_FUZZ=ON -DEBB_WERROR=ON
+	cmake --build $(FUZZ_DIR) -j$(JOBS) \
+	    --target fuzz_snapshot fuzz_snapshot_replay ebb_make_corpus
+	$(SANITIZER_ENV) ctest --test-dir $(FUZZ_DIR) --output-on-failure -L fuzz
+	rm -rf $(FUZZ_WORK_CORPUS) $(FUZZ_ARTIFACTS)
+	mkdir -p $(FUZZ_WORK_CORPUS) $(FUZZ_ARTIFACTS)
+	cp -R $(FUZZ_CORPUS)/. $(FUZZ_REGRESSIONS)/. $(FUZZ_WORK_CORPUS)/
+	@echo "fuzzing the snapshot loader for $(FUZZ_SECONDS) s"
+	$(SANITIZER_ENV) $(FUZZ_DIR)/tests/fuzz/fuzz_snapshot \
+	    -max_total_time=$(FUZZ_SECONDS) -seed=$(FUZZ_SEED) -timeout=10 -rss_limit_mb=2048 \
+	    -dict=tests/fuzz/snapshot.dict -artifact_prefix=$(FUZZ_ARTIFACTS)/ \
+	    -print_final_stats=1 $(FUZZ_WORK_CORPUS) >$(FUZZ_DIR)/fuzz.log 2>&1 \
+	    || { tail -n 60 $(FUZZ_DIR)/fuzz.log; echo "fuzzing failed: see $(FUZZ_ARTIFACTS)"; exit 1; }
+	@grep -E '^(Done|stat::number_of_executed_units|stat::new_units_added)' $(FUZZ_DIR)/fuzz.log
+
+run: build
+	bash scripts/run-sample.sh $(BUILD_DIR)/cli/ebb
+
+bench: deps
+	cmake -S . -B $(BENCH_DIR) -DCMAKE_BUILD_TYPE=Release -DEBB_NATIVE=ON
+	cmake --build $(BENCH_DIR) -j$(JOBS) --target ebb_bench
+	$(BENCH_DIR)/bench/ebb-bench
+
+install: build
+	cmake --install $(BUILD_DIR) --prefix $(PREFIX)
+
+clean:
+	rm -rf $(BUILD_DIR) $(ASAN_DIR) $(FUZZ_DIR) $(BENCH_DIR)

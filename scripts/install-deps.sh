@@ -1,0 +1,46 @@
+#!/usr/bin/env bash
+# install-deps.sh: makes sure every Debian package the build, the tests, the
+# sanitizer and fuzz runs and the benchmarks need is installed.
+#
+# Silent when everything is present. Run as root, it installs what is missing
+# with apt-get; run as another user, it names what is missing and exits 1.
+# Debian 12 (bookworm) package names.
+set -euo pipefail
+
+required_packages=(
+    build-essential    # gcc, make, libc headers
+    cmake              # >= 3.25
+    pkg-config         # finds libxxhash and cmocka; consumers find ebb.pc
+    libxxhash-dev      # XXH3, the one hash of the library
+    libcmocka-dev      # unit tests
+    libbloom-dev       # benchmark baseline
+    clang              # second compiler, sanitizer and fuzz builds
+    libclang-rt-14-dev # clang 14's libFuzzer, ASan and UBSan runtimes
+)
+
+is_installed() {
+    [[ $(dpkg-query -W -f='${db:Status-Status}' "$1" 2>/dev/null) == installed ]]
+}
+
+missing_packages=()
+for package in "${required_packages[@]}"; do
+    if ! is_installed "$package"; then
+        missing_packages+=("$package")
+    fi
+done
+
+if ((${#missing_packages[@]} == 0)); then
+    exit 0
+fi
+
+if ((EUID != 0)); then
+    echo "install-deps: missing Debian packages: ${missing_packages[*]}" >&2
+    echo "install-deps: install them with:" >&2
+    echo "  sudo apt-get install --no-install-recommends ${missing_packages[*]}" >&2
+    exit 1
+fi
+
+echo "install-deps: installing ${missing_packages[*]}"
+export DEBIAN_FRONTEND=noninteractive
+apt-get update
+apt-get install -y --no-install-recommends "${missing_packages[@]}"

@@ -1,0 +1,137 @@
+/*
+ * make_corpus.c: writes the fuzz seed corpus (valid APBF snapshots).
+ *
+ * Seeds are small, valid snapshots of different shapes and states, so the
+ * fuzzer starts from inputs that pass the frame and reach the parameter and
+ * payload checks: an empty filter, a partly filled one, one whose circular
+ * buffer has wrapped several times, a slice length that is not a multiple of
+ * 64 (tail bits), the smallest and the widest shapes, a cleared filter, and
+ * the blocked variant (family 2) with both block sizes.
+ * Everything is deterministic (fixed seeds and keys), so running it again
+ * must reproduce the committed files byte for byte: the fuzz_corpus_current
+ * test checks exactly that, which also pins the snapshot encoding (a change
+ * in it would make old snapshots load into filters that miss their keys).
+ *
+ * Usage: ebb_make_corpus DIR   (DIR must exist; files are overwritten)
+ * Regenerate the committed corpus with: ebb_make_corpus tests/fuzz/corpus
+ */
+#include <inttypes.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ebb/ebb.h"
+
+typedef struct corpus_seed {
+    const char *name;
+    uint32_t k;
+    uint32_t l;
+    uint64_t slice_bits;   /* plain slices: m, as in the paper            */
+    uint32_t block_bits;   /* 0: plain slices; else B of the blocked ones */
+    uint32_t block_hashes; /* blocked: b                                  */
+    uint64_t window;       /* blocked: the window the shape is sized for  */
+    uint64_t adds;
+    uint64_t hash_seed;
+    bool clear_after_adds;
+} corpus_seed;
+
+static const corpus_seed corpus_seeds[] = {
+    /* The worked example of docs/format.md: g = 22, 120 bytes. */
+    {"k2-l1-m64-empty", 2, 1, 64, 0, 0, 0, 0, 1, false},
+    {"k2-l1-m64-5adds", 2, 1, 64, 0, 0, 0, 5, 2, false},
+    /* g = 34: 50 adds is one shift and a partial generation. */
+    {"k4-l3-m200-50adds", 4, 3, 200, 0, 0, 0, 50, 3, false},
+    /* g = 23: 500 adds is 21 shifts, the buffer of 5 wraps four times;
+     * m = 100 leaves 28 tail bits in each slice's last word. */
+    {"k3-l2-m100-500adds", 3, 2, 100, 0, 0, 0, 500, 4, false},
+    /* The smallest shape: g = 1, every add shifts. */
+    {"k1-l1-m2-3adds", 1, 1, 2, 0, 0, 0, 3, 5, false},
+    /* g = 22, 12 slices of 4 words. */
+    {"k8-l4-m256-1000adds", 8, 4, 256, 0, 0, 0, 1000, 6, false},
+    /* The widest k: g = 1, 65 slices of 2 words, about 1.1 KB. */
+    {"k64-l1-m128-70adds", 64, 1, 128, 0, 0, 0, 70, 7, false},
+    /* Counters back at zero after clear, bits cleared. */
+    {"k5-l7-m96-cleared", 5, 7, 96, 0, 0, 0, 40, 8, true},
+    /* Blocked slices (family 2): word blocks, then cache-line blocks. */
+    {"blocked-k3-l2-B64-b2-100adds", 3, 2, 0, 64, 2, 40, 100, 9, false},
+    {"blocked-k2-l3-B512-b8-30adds", 2, 3, 0, 512, 8, 30, 30, 10, false},
+    {"blocked-k4-l2-B64-b4-empty", 4, 2, 0, 64, 4, 50, 0, 11, false},
+};
+
+static ebb_status seed_params(const corpus_seed *seed, ebb_apbf_params *out)
+{
+    if (seed->block_bits == 0) {
+        return ebb_apbf_params_from_klm(seed->k, seed->l, seed->slice_bits,
+                                        out);
+    }
+    return ebb_apbf_params_from_kl_blocked(seed->k, seed->l, seed->window,
+                                           seed->block_bits,
+                                           seed->block_hashes, out);
+}
+
+static bool build_filter(const corpus_seed *seed, ebb_apbf **out)
+{
+    ebb_apbf_params params;
+    if (seed_params(seed, &params) != EBB_OK ||
+        ebb_apbf_create(&params, seed->hash_seed, out) != EBB_OK) {
+        return false;
+    }
+    for (uint64_t i = 0; i < seed->adds; i++) {
+        char key[32];
+        int len = snprintf(key, sizeof key, "key-%" PRIu64, i);
+        ebb_apbf_add(*out, key, (size_t)len);
+    }
+    if (seed->clear_after_adds) {
+        ebb_apbf_clear(*out);
+    }
+    return true;
+}
+
+static bool write_bytes(const char *path, const void *bytes, size_t size)
+{
+    FILE *file = fopen(path, "wb");
+    if (file == NULL) {
+        return false;
+    }
+    bool written = fwrite(bytes, 1, size, file) == size;
+    return fclose(file) == 0 && written;
+}
+
+static bool write_seed(const char *dir, const corpus_seed *seed)
+{
+    ebb_apbf *filter = NULL;
+    if (!build_filter(seed, &filter)) {
+        fprintf(stderr, "make_corpus: cannot build %s\n", seed->name);
+        return false;
+    }
+    size_t size = ebb_apbf_snapshot_size(filter);
+    unsigned char *bytes = malloc(size);
+    char path[4096];
+    bool ok = bytes != NULL &&
+              ebb_apbf_save(filter, bytes, size, NULL) == EBB_OK &&
+              snprintf(path, sizeof path, "%s/%s", dir, seed->name) <
+                  (int)sizeof path &&
+              write_bytes(path, bytes, size);
+    if (!ok) {
+        fprintf(stderr, "make_corpus: cannot write %s into %s\n", seed->name,
+                dir);
+    }
+    free(bytes);
+    ebb_apbf_destroy(filter);
+    return ok;
+}
+
+int main(int argc, char **argv)
+{
+    if (argc != 2) {
+        fprintf(stderr, "usage: %s DIR\n", argv[0]);
+        return 2;
+    }
+    for (size_t i = 0; i < sizeof corpus_seeds / sizeof corpus_seeds[0]; i++) {
+        if (!write_seed(argv[1], &corpus_seeds[i])) {
+            return 1;
+        }
+    }
+    return 0;
+}
