@@ -64,8 +64,8 @@ typedef struct ebb_apbf_params {
     uint64_t generation; /* g, insertions between shifts, >= 1             */
     uint64_t window;     /* w = l * g, the guaranteed window                */
     uint32_t block_bits; /* 0: plain slices; 64 or 512: blocked (B)         */
-    uint32_t block_hashes; /* blocked: bits set per block (b), a power of
-                              two from 1 to 16 (b <= B / 4); plain: 0       */
+    uint32_t block_hashes; /* blocked: bits set per block (b): 1, 2, 4 or
+                              8; plain: 0                                   */
 } ebb_apbf_params;
 
 /* ------------------------------------------------------------------------ */

@@ -196,8 +196,8 @@ ebb_status ebb_apbf_expected_accesses(uint32_t k, uint32_t l,
 /* The probability that a block with a Poisson(lambda) load of keys answers
  * yes for a new key: all b of its parts (B / b bits each) have the key's bit
  * set, (1 - (1 - b/B)^j)^b at load j. */
-static double block_false_positive(double lambda, uint32_t block_bits,
-                                   uint32_t block_hashes)
+double ebb_apbf_block_fp(double lambda, uint32_t block_bits,
+                         uint32_t block_hashes)
 {
     double stay_clear = 1.0 - (double)block_hashes / (double)block_bits;
     double term = exp(-lambda), sum = 0.0, clear = 1.0;
@@ -215,8 +215,8 @@ void ebb_apbf_block_ratios(const ebb_apbf_params *p, double generation_load,
 {
     for (uint32_t i = 0; i < p->k + p->l; i++) {
         double generations = (double)(i < p->k ? i + 1 : p->k);
-        r[i] = block_false_positive(generations * generation_load,
-                                    p->block_bits, p->block_hashes);
+        r[i] = ebb_apbf_block_fp(generations * generation_load, p->block_bits,
+                                 p->block_hashes);
     }
 }
 

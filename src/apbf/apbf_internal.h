@@ -47,6 +47,11 @@ uint64_t ebb_apbf_generation_for(const ebb_apbf_params *p);
  * full on average: ln(1/2) / ln(1 - b / B). */
 double ebb_apbf_block_load(uint32_t block_bits, uint32_t block_hashes);
 
+/* The probability that a block holding a Poisson(lambda) number of keys
+ * matches a new key: all b parts have the key's bit set. */
+double ebb_apbf_block_fp(double lambda, uint32_t block_bits,
+                         uint32_t block_hashes);
+
 /* The match probability of each blocked slice when every generation puts
  * generation_load keys on the average block (Poisson block loads). */
 void ebb_apbf_block_ratios(const ebb_apbf_params *p, double generation_load,

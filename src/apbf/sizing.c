@@ -182,18 +182,37 @@ static uint32_t largest_l(const shape_family *fam, uint32_t k, uint32_t lo,
     return lo;
 }
 
-/* Least l for which the peak NPWS is within the bound (1 when unbounded). */
-static uint32_t least_l_for_npws(uint32_t k, double max_npws)
+/* sum_{i<k} r^i: the numerator of the peak NPWS, with r the match
+ * probability of a full slice (1/2 plain; the block fp at the design load
+ * for blocked slices, as ebb_apbf_shape_npws). */
+static double npws_numerator(const shape_family *fam, uint32_t k)
+{
+    double r = 0.5;
+    if (fam->block_bits != 0)
+        r = ebb_apbf_block_fp(
+            ebb_apbf_block_load(fam->block_bits, fam->block_hashes),
+            fam->block_bits, fam->block_hashes);
+    double sum = 0.0, power = 1.0;
+    for (uint32_t i = 0; i < k; i++, power *= r)
+        sum += power;
+    return sum;
+}
+
+/* Least l for which the peak NPWS is within the bound (1 when unbounded),
+ * or MAX_L + 1 when none is. */
+static uint32_t least_l_for_npws(const shape_family *fam, uint32_t k,
+                                 double max_npws)
 {
     if (!(max_npws > 0.0))
         return 1;
-    double l = ceil((2.0 - exp2(1.0 - (double)k)) / max_npws);
+    double numerator = npws_numerator(fam, k);
+    double l = ceil(numerator / max_npws);
     if (l > (double)EBB_APBF_MAX_L)
         return EBB_APBF_MAX_L + 1;
     uint32_t least = l < 1.0 ? 1 : (uint32_t)l;
-    while (least > 1 && ebb_apbf_npws(k, least - 1) <= max_npws)
+    while (least > 1 && numerator / (double)(least - 1) <= max_npws)
         least--; /* undo rounding that went one too far */
-    while (least <= EBB_APBF_MAX_L && ebb_apbf_npws(k, least) > max_npws)
+    while (least <= EBB_APBF_MAX_L && numerator / (double)least > max_npws)
         least++;
     return least;
 }
@@ -216,7 +235,7 @@ ebb_status ebb_apbf_choose_blocked(uint64_t window, double fp,
         if (best_bytes != SIZE_MAX &&
             (double)k * (double)window / LN2 / 8.0 > (double)best_bytes)
             break;
-        uint32_t lo = least_l_for_npws(k, max_npws);
+        uint32_t lo = least_l_for_npws(&fam, k, max_npws);
         uint32_t hi = largest_l(&fam, k, lo, fp);
         for (uint32_t l = lo; hi != 0 && l <= hi; l++) {
             ebb_apbf_params p;
