@@ -5,7 +5,10 @@
 #                 (clang) on the unit, cli and fuzz layers, then the libFuzzer
 #                 target for FUZZ_SECONDS on a copy of the seed corpus
 #   make run      build, then a sample session of the ebb command
-#   make bench    Release -O3 -march=native build in build-bench/, run it
+#   make bench    Release -O3 -march=native build in build-bench/, run it,
+#                 then the Redis module under redis-benchmark
+#   make experiments  reproduce the papers' tables and figures into
+#                 docs/results/ (CSV, PNG, markdown); minutes, not in CI
 #   make install  build, then install into PREFIX (default /usr/local)
 #   make clean    remove every build directory
 #
@@ -35,7 +38,7 @@ SANITIZER_ENV := ASAN_OPTIONS=detect_leaks=1:abort_on_error=1:strict_string_chec
                  UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
 
 .DEFAULT_GOAL := build
-.PHONY: all deps build test test-asan test-fuzz run bench install clean
+.PHONY: all deps build test test-asan test-fuzz run bench experiments install clean
 
 all: build
 
@@ -86,6 +89,12 @@ bench: deps
 	cmake -S . -B $(BENCH_DIR) -DCMAKE_BUILD_TYPE=Release -DEBB_NATIVE=ON
 	cmake --build $(BENCH_DIR) -j$(JOBS) --target ebb_bench
 	$(BENCH_DIR)/bench/ebb-bench
+	if [ -f bench/redis-bench.sh ]; then \
+	    cmake --build $(BENCH_DIR) -j$(JOBS) --target ebb_redis_module && \
+	    bash bench/redis-bench.sh $(BENCH_DIR); fi
+
+experiments: build
+	bash experiments/run.sh $(BUILD_DIR)
 
 install: build
 	cmake --install $(BUILD_DIR) --prefix $(PREFIX)

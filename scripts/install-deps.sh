@@ -16,6 +16,9 @@ required_packages=(
     libbloom-dev       # benchmark baseline
     clang              # second compiler, sanitizer and fuzz builds
     libclang-rt-14-dev # clang 14's libFuzzer, ASan and UBSan runtimes
+    redis-server       # the Redis module's integration tests and benchmark
+    redis-tools        # redis-cli, redis-benchmark
+    gnuplot-nox        # make experiments: the plots
 )
 
 is_installed() {
