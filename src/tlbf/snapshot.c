@@ -113,13 +113,14 @@ static bool header_valid(const tlbf_header *h)
            (h->policy == EBB_TLBF_REFUSE || h->policy == EBB_TLBF_EVICT) &&
            h->count >= h->k && h->count <= h->k + EBB_TLBF_MAX_EXTRA &&
            h->slots >= h->count && h->slots <= 2u * (h->k + EBB_TLBF_MAX_EXTRA) &&
-           h->initial_capacity >= 1 && h->left >= 1 && h->reserved == 0 &&
+           h->initial_capacity >= 1 && h->reserved == 0 &&
            (int64_t)h->latest >= (int64_t)h->last_shift;
 }
 
 /* One slice's header, checked against its neighbour (the newer one). */
 static ebb_status read_slice(ebb_reader *r, const tlbf_header *h,
-                             const tlbf_slice *newer, tlbf_slice *out)
+                             uint32_t position, const tlbf_slice *newer,
+                             tlbf_slice *out)
 {
     uint64_t last;
     uint32_t reserved;
@@ -138,6 +139,10 @@ static ebb_status read_slice(ebb_reader *r, const tlbf_header *h,
     if (newer != NULL &&
         (out->last_ns > newer->last_ns ||
          out->hash_index != (newer->hash_index + 1) % h->k))
+        return EBB_ECORRUPT;
+    /* Every insertion writes the k newest slices and a reset empties them
+     * together, so they always share one timestamp. */
+    if (newer != NULL && position < h->k && out->last_ns != newer->last_ns)
         return EBB_ECORRUPT;
     return EBB_OK;
 }
@@ -174,7 +179,7 @@ static ebb_status read_slices(ebb_tlbf *f, ebb_reader *r,
     for (uint32_t i = 0; i < h->count; i++) {
         tlbf_slice s;
         const tlbf_slice *newer = i == 0 ? NULL : &f->ring[i - 1];
-        ebb_status st = read_slice(r, h, newer, &s);
+        ebb_status st = read_slice(r, h, i, newer, &s);
         if (st != EBB_OK)
             return st;
         size_t words = (size_t)ebb_bits_words(s.nbits);
@@ -214,9 +219,10 @@ ebb_status ebb_tlbf_load(const void *buf, size_t len, ebb_tlbf **out)
         return st;
     apply_header(f, &h, frame.seed);
     st = read_slices(f, &frame.payload, &h);
-    if (st == EBB_OK && (f->left > ebb_tlbf_schedule(f) &&
-                         ebb_tlbf_schedule(f) > 1))
-        st = EBB_ECORRUPT; /* a budget no shift would have given */
+    /* The budget only shrinks as slices fill, so it never exceeds what a
+     * shift would give now; 0 means the next add shifts. */
+    if (st == EBB_OK && f->left > ebb_tlbf_schedule(f))
+        st = EBB_ECORRUPT;
     if (st != EBB_OK) {
         ebb_tlbf_destroy(f);
         return st;

@@ -342,7 +342,9 @@ static ebb_status plan_shift(const ebb_tlbf *f, int64_t now, shift_plan *p)
 {
     int64_t threshold = oldest_live(f, now);
     *p = (shift_plan){0};
-    while (p->drop + 1 < f->count &&
+    /* Only slices past the k - 1 newest (which stay written after the
+     * shift) can retire; a never-written slice among those is not "old". */
+    while (f->count - p->drop > f->k - 1 &&
            ebb_tlbf_at(f, f->count - 1 - p->drop)->last_ns < threshold)
         p->drop++;
     p->capacity = wanted_capacity(f, now);

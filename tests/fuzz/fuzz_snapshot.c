@@ -1,7 +1,9 @@
 /*
- * fuzz_snapshot.c: the APBF snapshot decoder against hostile bytes.
+ * fuzz_snapshot.c: the snapshot decoders against hostile bytes.
  *
- * For every input this checks, aborting on the first violation:
+ * Every input goes to each decoder (ebb_apbf_load for families 1 and 2,
+ * ebb_tlbf_load for family 3). For each, this checks, aborting on the first
+ * violation:
  *   1. the status agrees with the frame rules of docs/format.md (steps 1 to
  *      6 of "Decoding order and errors" are fully determined by the frame,
  *      so the harness recomputes them and demands the same code);
@@ -41,8 +43,23 @@ enum {
     CHECKSUM_BYTES = 8,
     FORMAT_VERSION = 1,
     FAMILY_APBF = 1, /* ebb_apbf_load accepts both (docs/format.md) */
-    FAMILY_APBF_BLOCKED = 2
+    FAMILY_APBF_BLOCKED = 2,
+    FAMILY_TLBF = 3
 };
+
+/* One decoder and the operations the properties need, on an opaque filter. */
+typedef struct decoder {
+    uint16_t family_low, family_high; /* the families it accepts */
+    ebb_status (*load)(const void *buf, size_t len, void **out);
+    size_t (*size)(const void *filter);
+    ebb_status (*save)(const void *filter, void *buf, size_t cap,
+                       size_t *written);
+    void (*destroy)(void *filter);
+    /* Adds a few keys and checks each is found at once. */
+    void (*add_and_query)(void *filter);
+    size_t (*memory)(const void *filter);
+    size_t (*stats_memory)(const void *filter);
+} decoder;
 
 static const uint8_t snapshot_magic[MAGIC_BYTES] = {0x45, 0x42, 0x42, 0x53};
 
@@ -128,7 +145,8 @@ static bool has_magic_prefix(const uint8_t *data, size_t size)
 
 /* The status steps 1-6 of the decoding order dictate, or EBB_OK when the
  * frame passes them and the verdict depends on the family's checks. */
-static ebb_status frame_verdict(const uint8_t *data, size_t size)
+static ebb_status frame_verdict(const decoder *d, const uint8_t *data,
+                                size_t size)
 {
     if (size == 0) {
         return EBB_ETRUNCATED; /* zero bytes match the start of the magic */
@@ -147,7 +165,7 @@ static ebb_status frame_verdict(const uint8_t *data, size_t size)
         return EBB_ECORRUPT;
     }
     uint64_t family = load_le(data + FAMILY_OFFSET, 2);
-    if (family != FAMILY_APBF && family != FAMILY_APBF_BLOCKED) {
+    if (family < d->family_low || family > d->family_high) {
         return EBB_EFAMILY;
     }
     uint64_t total_length = load_le(data + TOTAL_LENGTH_OFFSET, 8);
@@ -170,76 +188,149 @@ static bool is_family_check_failure(ebb_status status)
            status == EBB_EOVERFLOW;
 }
 
+/* ---- the decoders ------------------------------------------------------ */
+
+/* The loaders write *out only on success; so do these wrappers. */
+static ebb_status apbf_load(const void *buf, size_t len, void **out)
+{
+    ebb_apbf *filter = NULL;
+    ebb_status status = ebb_apbf_load(buf, len, &filter);
+    if (status == EBB_OK)
+        *out = filter;
+    return status;
+}
+static size_t apbf_size(const void *f) { return ebb_apbf_snapshot_size(f); }
+static ebb_status apbf_save(const void *f, void *buf, size_t cap, size_t *w)
+{
+    return ebb_apbf_save(f, buf, cap, w);
+}
+static void apbf_destroy(void *f) { ebb_apbf_destroy(f); }
+static size_t apbf_memory(const void *f) { return ebb_apbf_memory(f); }
+static size_t apbf_stats_memory(const void *f)
+{
+    ebb_apbf_stats stats;
+    ebb_apbf_get_stats(f, &stats);
+    return stats.memory_bytes;
+}
+
+static const char *const probe_keys[] = {"", "a", "fuzz",
+                                         "a key long enough to span lanes"};
+#define PROBE_KEYS (sizeof probe_keys / sizeof probe_keys[0])
+
+static void apbf_add_and_query(void *f)
+{
+    for (size_t i = 0; i < PROBE_KEYS; i++) {
+        size_t len = strlen(probe_keys[i]);
+        ebb_apbf_add(f, probe_keys[i], len);
+        require(ebb_apbf_contains(f, probe_keys[i], len));
+    }
+}
+
+static ebb_status tlbf_load(const void *buf, size_t len, void **out)
+{
+    ebb_tlbf *filter = NULL;
+    ebb_status status = ebb_tlbf_load(buf, len, &filter);
+    if (status == EBB_OK)
+        *out = filter;
+    return status;
+}
+static size_t tlbf_size(const void *f) { return ebb_tlbf_snapshot_size(f); }
+static ebb_status tlbf_save(const void *f, void *buf, size_t cap, size_t *w)
+{
+    return ebb_tlbf_save(f, buf, cap, w);
+}
+static void tlbf_destroy(void *f) { ebb_tlbf_destroy(f); }
+static size_t tlbf_memory(const void *f) { return ebb_tlbf_memory(f); }
+static size_t tlbf_stats_memory(const void *f)
+{
+    ebb_tlbf_stats stats;
+    ebb_tlbf_get_stats(f, &stats);
+    return stats.memory_bytes;
+}
+
+/* Adds at the latest time seen and a little later (a shift, maybe a reset
+ * when the span is short); a key just added must be found at its time. A
+ * refusal by the memory limit is a legitimate answer, not a violation. */
+static void tlbf_add_and_query(void *f)
+{
+    ebb_tlbf_stats stats;
+    ebb_tlbf_get_stats(f, &stats);
+    int64_t now = stats.latest_ns == INT64_MIN ? 0 : stats.latest_ns;
+    for (size_t i = 0; i < PROBE_KEYS; i++) {
+        size_t len = strlen(probe_keys[i]);
+        ebb_status st = ebb_tlbf_add(f, probe_keys[i], len, now);
+        require(st == EBB_OK || st == EBB_ELIMIT);
+        if (st == EBB_OK)
+            require(ebb_tlbf_contains(f, probe_keys[i], len, now));
+        require(ebb_tlbf_memory(f) <= stats.max_memory);
+        now = now > INT64_MAX - 1000 ? now : now + 1000;
+    }
+}
+
+static const decoder decoders[] = {
+    {FAMILY_APBF, FAMILY_APBF_BLOCKED, apbf_load, apbf_size, apbf_save,
+     apbf_destroy, apbf_add_and_query, apbf_memory, apbf_stats_memory},
+    {FAMILY_TLBF, FAMILY_TLBF, tlbf_load, tlbf_size, tlbf_save, tlbf_destroy,
+     tlbf_add_and_query, tlbf_memory, tlbf_stats_memory},
+};
+
 /* ---- properties of a loaded filter ------------------------------------ */
 
 /* A buffer one byte short must be refused and left untouched. */
-static void require_refuses_short_buffer(const ebb_apbf *filter, uint8_t *buf,
-                                         size_t size)
+static void require_refuses_short_buffer(const decoder *d, const void *filter,
+                                         uint8_t *buf, size_t size)
 {
     memset(buf, 0xA5, size);
-    require(ebb_apbf_save(filter, buf, size - 1, NULL) == EBB_EBUFSIZE);
+    require(d->save(filter, buf, size - 1, NULL) == EBB_EBUFSIZE);
     for (size_t i = 0; i < size; i++) {
         require(buf[i] == 0xA5);
     }
 }
 
 /* A snapshot of filter in fresh memory; *size_out receives its size. */
-static uint8_t *save_filter(const ebb_apbf *filter, size_t *size_out)
+static uint8_t *save_filter(const decoder *d, const void *filter,
+                            size_t *size_out)
 {
-    size_t size = ebb_apbf_snapshot_size(filter);
+    size_t size = d->size(filter);
     require(size >= FRAME_BYTES);
     uint8_t *bytes = malloc(size);
     require(bytes != NULL);
-    require_refuses_short_buffer(filter, bytes, size);
+    require_refuses_short_buffer(d, filter, bytes, size);
     size_t written = 0;
-    require(ebb_apbf_save(filter, bytes, size, &written) == EBB_OK);
+    require(d->save(filter, bytes, size, &written) == EBB_OK);
     require(written == size);
     *size_out = size;
     return bytes;
 }
 
-static void require_saves_as(const ebb_apbf *filter, const uint8_t *expected,
-                             size_t expected_size)
+static void require_saves_as(const decoder *d, const void *filter,
+                             const uint8_t *expected, size_t expected_size)
 {
     size_t size = 0;
-    uint8_t *saved = save_filter(filter, &size);
+    uint8_t *saved = save_filter(d, filter, &size);
     require(size == expected_size);
     require(memcmp(saved, expected, size) == 0);
     free(saved);
 }
 
-static void add_and_query(ebb_apbf *filter)
-{
-    static const char *const keys[] = {"", "a", "fuzz",
-                                       "a key long enough to span lanes"};
-    for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++) {
-        size_t len = strlen(keys[i]);
-        ebb_apbf_add(filter, keys[i], len);
-        require(ebb_apbf_contains(filter, keys[i], len));
-    }
-    ebb_apbf_stats stats;
-    ebb_apbf_get_stats(filter, &stats);
-    require(stats.memory_bytes == ebb_apbf_memory(filter));
-}
-
-static void require_reloads(const ebb_apbf *filter)
+static void require_reloads(const decoder *d, const void *filter)
 {
     size_t size = 0;
-    uint8_t *saved = save_filter(filter, &size);
-    ebb_apbf *reloaded = NULL;
-    require(ebb_apbf_load(saved, size, &reloaded) == EBB_OK);
+    uint8_t *saved = save_filter(d, filter, &size);
+    void *reloaded = NULL;
+    require(d->load(saved, size, &reloaded) == EBB_OK);
     require(reloaded != NULL);
-    require_saves_as(reloaded, saved, size);
-    ebb_apbf_destroy(reloaded);
+    require_saves_as(d, reloaded, saved, size);
+    d->destroy(reloaded);
     free(saved);
 }
 
-static void check_snapshot(const uint8_t *data, size_t size)
+static void check_snapshot(const decoder *d, const uint8_t *data, size_t size)
 {
     size_t allocations_before = live_allocations;
-    ebb_status expected = frame_verdict(data, size);
-    ebb_apbf *filter = NULL;
-    ebb_status status = ebb_apbf_load(data, size, &filter);
+    ebb_status expected = frame_verdict(d, data, size);
+    void *filter = NULL;
+    ebb_status status = d->load(data, size, &filter);
 
     if (expected != EBB_OK) {
         require(status == expected);
@@ -252,11 +343,18 @@ static void check_snapshot(const uint8_t *data, size_t size)
         return;
     }
     require(filter != NULL);
-    require_saves_as(filter, data, size);
-    add_and_query(filter);
-    require_reloads(filter);
-    ebb_apbf_destroy(filter);
+    require_saves_as(d, filter, data, size);
+    d->add_and_query(filter);
+    require(d->stats_memory(filter) == d->memory(filter));
+    require_reloads(d, filter);
+    d->destroy(filter);
     require(live_allocations == allocations_before);
+}
+
+static void check_every_decoder(const uint8_t *data, size_t size)
+{
+    for (size_t i = 0; i < sizeof decoders / sizeof decoders[0]; i++)
+        check_snapshot(&decoders[i], data, size);
 }
 
 /* A copy of data whose checksum field holds the right checksum. */
@@ -273,11 +371,11 @@ static uint8_t *copy_with_valid_checksum(const uint8_t *data, size_t size)
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     install_counting_allocator_once();
-    check_snapshot(data, size);
+    check_every_decoder(data, size);
     if (size >= FRAME_BYTES) {
         uint8_t *repaired = copy_with_valid_checksum(data, size);
         if (memcmp(repaired, data, size) != 0) {
-            check_snapshot(repaired, size);
+            check_every_decoder(repaired, size);
         }
         free(repaired);
     }

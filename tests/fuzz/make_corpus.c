@@ -6,7 +6,9 @@
  * payload checks: an empty filter, a partly filled one, one whose circular
  * buffer has wrapped several times, a slice length that is not a multiple of
  * 64 (tail bits), the smallest and the widest shapes, a cleared filter, and
- * the blocked variant (family 2) with both block sizes.
+ * the blocked variant (family 2) with both block sizes, and time-limited
+ * filters (family 3): fresh, past several shifts, grown by a burst, reset
+ * after an idle gap, with clamped timestamps.
  * Everything is deterministic (fixed seeds and keys), so running it again
  * must reproduce the committed files byte for byte: the fuzz_corpus_current
  * test checks exactly that, which also pins the snapshot encoding (a change
@@ -122,6 +124,76 @@ static bool write_seed(const char *dir, const corpus_seed *seed)
     return ok;
 }
 
+/* A time-limited filter seed: span 1 s at fp 0.1 ((k, l) = (6, 13)) sized
+ * for `capacity` items per span, fed `adds` keys `step_ns` apart. */
+typedef struct tlbf_seed {
+    const char *name;
+    uint64_t capacity;
+    uint64_t adds;
+    int64_t step_ns;
+    int64_t gap_after; /* add an idle gap of 3 s after this many adds    */
+    bool step_back;    /* every 7th timestamp is 5 ms in the past         */
+    ebb_tlbf_policy policy;
+    size_t max_memory;
+} tlbf_seed;
+
+static const tlbf_seed tlbf_seeds[] = {
+    {"tlbf-fresh", 13, 0, 0, -1, false, EBB_TLBF_REFUSE, 1u << 16},
+    {"tlbf-shifted", 13, 60, 20000000, -1, false, EBB_TLBF_REFUSE, 1u << 16},
+    {"tlbf-burst", 13, 120, 1000000, -1, false, EBB_TLBF_EVICT, 1u << 13},
+    {"tlbf-reset", 13, 40, 30000000, 25, false, EBB_TLBF_REFUSE, 1u << 16},
+    {"tlbf-clamped", 26, 50, 10000000, -1, true, EBB_TLBF_EVICT, 1u << 16},
+};
+
+static bool build_tlbf(const tlbf_seed *seed, ebb_tlbf **out)
+{
+    ebb_tlbf_config config = {1000000000, 0.1, 0, seed->capacity,
+                              seed->max_memory, seed->policy};
+    if (ebb_tlbf_create(&config, 11, out) != EBB_OK) {
+        return false;
+    }
+    int64_t now = 0;
+    for (uint64_t i = 0; i < seed->adds; i++) {
+        char key[32];
+        int len = snprintf(key, sizeof key, "t-%" PRIu64, i);
+        now += seed->step_ns;
+        if ((int64_t)i == seed->gap_after) {
+            now += 3000000000;
+        }
+        int64_t at = seed->step_back && i % 7 == 6 ? now - 5000000 : now;
+        ebb_status st = ebb_tlbf_add(*out, key, (size_t)len, at);
+        if (st != EBB_OK && st != EBB_ELIMIT) {
+            ebb_tlbf_destroy(*out);
+            return false;
+        }
+    }
+    return true;
+}
+
+static bool write_tlbf_seed(const char *dir, const tlbf_seed *seed)
+{
+    ebb_tlbf *filter = NULL;
+    if (!build_tlbf(seed, &filter)) {
+        fprintf(stderr, "make_corpus: cannot build %s\n", seed->name);
+        return false;
+    }
+    size_t size = ebb_tlbf_snapshot_size(filter);
+    unsigned char *bytes = malloc(size);
+    char path[4096];
+    bool ok = bytes != NULL &&
+              ebb_tlbf_save(filter, bytes, size, NULL) == EBB_OK &&
+              snprintf(path, sizeof path, "%s/%s", dir, seed->name) <
+                  (int)sizeof path &&
+              write_bytes(path, bytes, size);
+    if (!ok) {
+        fprintf(stderr, "make_corpus: cannot write %s into %s\n", seed->name,
+                dir);
+    }
+    free(bytes);
+    ebb_tlbf_destroy(filter);
+    return ok;
+}
+
 int main(int argc, char **argv)
 {
     if (argc != 2) {
@@ -130,6 +202,11 @@ int main(int argc, char **argv)
     }
     for (size_t i = 0; i < sizeof corpus_seeds / sizeof corpus_seeds[0]; i++) {
         if (!write_seed(argv[1], &corpus_seeds[i])) {
+            return 1;
+        }
+    }
+    for (size_t i = 0; i < sizeof tlbf_seeds / sizeof tlbf_seeds[0]; i++) {
+        if (!write_tlbf_seed(argv[1], &tlbf_seeds[i])) {
             return 1;
         }
     }
