@@ -144,6 +144,13 @@ static ebb_status read_slice(ebb_reader *r, const tlbf_header *h,
      * together, so they always share one timestamp. */
     if (newer != NULL && position < h->k && out->last_ns != newer->last_ns)
         return EBB_ECORRUPT;
+    /* Slices are made with capacity >= k, and a shift's budget leaves a
+     * slice at write position i room for the rest of this generation plus
+     * one insertion in each of its k - 1 - i later ones. */
+    if (out->capacity < h->k ||
+        (position < h->k &&
+         out->capacity - out->inserted < h->left + (h->k - 1u - position)))
+        return EBB_ECORRUPT;
     return EBB_OK;
 }
 
