@@ -82,6 +82,28 @@ typedef struct ebb_apbf_params {
 ebb_status ebb_apbf_choose(uint64_t window, double fp, double max_npws,
                            ebb_apbf_params *out);
 
+/* Everything a shape can be asked to meet. */
+typedef struct ebb_apbf_goal {
+    uint64_t window;       /* items the filter must remember, >= 1          */
+    double fp;             /* worst-case false-positive rate, in (0, 1)     */
+    double max_npws;       /* bound on the peak NPWS (shape NPWS for blocked
+                              slices); <= 0: none                           */
+    double max_accesses;   /* bound on the expected slice (block) reads of a
+                              query that answers false; <= 0: none          */
+    uint32_t block_bits;   /* 0 plain; 64 or 512 blocked                    */
+    uint32_t block_hashes; /* blocked: 1, 2, 4 or 8; plain: 0               */
+} ebb_apbf_goal;
+
+/* The least-memory shape meeting every bound of the goal (ties: smaller k,
+ * then smaller l). Without an access bound the least memory often means
+ * many slices (plain) or very few (blocked: k = l = 1, whose slack is the
+ * whole window); bounding NPWS and accesses keeps a shape both tight and
+ * fast. ebb_apbf_choose and ebb_apbf_choose_blocked are this with no access
+ * bound. Errors: EBB_EINVAL (bad field, or no shape within the limits meets
+ * the goal), EBB_EOVERFLOW. */
+ebb_status ebb_apbf_choose_goal(const ebb_apbf_goal *goal,
+                                ebb_apbf_params *out);
+
 /* Sizes an explicit (k, l) for a window (same rules as ebb_apbf_choose).
  * Errors: EBB_EINVAL, EBB_EOVERFLOW. */
 ebb_status ebb_apbf_params_from_kl(uint32_t k, uint32_t l, uint64_t window,

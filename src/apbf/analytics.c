@@ -96,10 +96,14 @@ typedef struct start_values {
     double pf[EBB_APBF_MAX_K];   /* probability of ending false          */
     double accf[EBB_APBF_MAX_K]; /* expected reads on paths ending false */
     double acc[EBB_APBF_MAX_K];  /* expected reads on all paths          */
+    double pt[EBB_APBF_MAX_K];   /* probability of ending true           */
+    double acct[EBB_APBF_MAX_K]; /* expected reads on paths ending true  */
 } start_values;
 
+/* Kept apart (not derived as 1 - pf, acc - accf) so that rare outcomes keep
+ * their precision when the other one is near certain. */
 typedef struct state_values {
-    double pf, accf, acc;
+    double pf, accf, acc, pt, acct;
 } state_values;
 
 /* The state after a miss at slice i carrying c matches: (c, 0, i - k). */
@@ -108,9 +112,10 @@ static state_values after_miss(const start_values *ring, uint32_t ring_size,
 {
     int64_t s = i - (int64_t)k;
     if (s < 0) /* walked off the new end: the query returns false */
-        return (state_values){1.0, 0.0, 0.0};
+        return (state_values){1.0, 0.0, 0.0, 0.0, 0.0};
     const start_values *v = &ring[(uint64_t)s % ring_size];
-    return (state_values){v->pf[c], v->accf[c], v->acc[c]};
+    return (state_values){v->pf[c], v->accf[c], v->acc[c], v->pt[c],
+                          v->acct[c]};
 }
 
 /* Pf, Acc_false and Acc_all of Algorithm 1 from its first state (0, 0, l). */
@@ -123,7 +128,7 @@ static state_values walk(uint32_t k, uint32_t l, const double *r)
         for (uint32_t p = 0; p < k; p++) {
             /* Sweep c downwards: (p, c) needs (p, c + 1) at the same start;
              * p + c + 1 = k means the match completes a run: true. */
-            state_values next = {0.0, 0.0, 0.0};
+            state_values next = {0.0, 0.0, 0.0, 1.0, 0.0};
             for (uint32_t c = k - p; c-- > 0;) {
                 int64_t i = (int64_t)s + c;
                 double hit = r[i], miss = 1.0 - r[i];
@@ -132,15 +137,20 @@ static state_values walk(uint32_t k, uint32_t l, const double *r)
                 v.pf = hit * next.pf + miss * m.pf;
                 v.accf = hit * (next.accf + next.pf) + miss * (m.accf + m.pf);
                 v.acc = 1.0 + hit * next.acc + miss * m.acc;
+                v.pt = hit * next.pt + miss * m.pt;
+                v.acct = hit * (next.acct + next.pt) + miss * (m.acct + m.pt);
                 next = v;
             }
             out->pf[p] = next.pf;
             out->accf[p] = next.accf;
             out->acc[p] = next.acc;
+            out->pt[p] = next.pt;
+            out->acct[p] = next.acct;
         }
     }
     const start_values *top = &ring[l % ring_size];
-    return (state_values){top->pf[0], top->accf[0], top->acc[0]};
+    return (state_values){top->pf[0], top->accf[0], top->acc[0], top->pt[0],
+                          top->acct[0]};
 }
 
 double ebb_apbf_accesses_false_ratios(uint32_t k, uint32_t l, const double *r)
@@ -182,9 +192,8 @@ ebb_status ebb_apbf_expected_accesses(uint32_t k, uint32_t l,
     if (out == NULL || !ratios_valid(k, l, ratios))
         return EBB_EINVAL;
     state_values root = walk(k, l, ratios);
-    double p_true = 1.0 - root.pf;
     out->false_query = root.pf > 0.0 ? root.accf / root.pf : NAN;
-    out->false_positive = p_true > 0.0 ? (root.acc - root.accf) / p_true : NAN;
+    out->false_positive = root.pt > 0.0 ? root.acct / root.pt : NAN;
     out->window_item = window_item_accesses(k, l, ratios);
     return EBB_OK;
 }
@@ -213,11 +222,12 @@ double ebb_apbf_block_fp(double lambda, uint32_t block_bits,
 void ebb_apbf_block_ratios(const ebb_apbf_params *p, double generation_load,
                            double *r)
 {
-    for (uint32_t i = 0; i < p->k + p->l; i++) {
-        double generations = (double)(i < p->k ? i + 1 : p->k);
-        r[i] = ebb_apbf_block_fp(generations * generation_load, p->block_bits,
-                                 p->block_hashes);
-    }
+    /* Slice i holds min(i + 1, k) generations: k distinct values. */
+    for (uint32_t i = 0; i < p->k; i++)
+        r[i] = ebb_apbf_block_fp((double)(i + 1) * generation_load,
+                                 p->block_bits, p->block_hashes);
+    for (uint32_t i = p->k; i < p->k + p->l; i++)
+        r[i] = r[p->k - 1];
 }
 
 ebb_status ebb_apbf_shape_ratios(const ebb_apbf_params *p, double *ratios)

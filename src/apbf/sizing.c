@@ -217,15 +217,35 @@ static uint32_t least_l_for_npws(const shape_family *fam, uint32_t k,
     return least;
 }
 
-ebb_status ebb_apbf_choose_blocked(uint64_t window, double fp,
-                                   double max_npws, uint32_t block_bits,
-                                   uint32_t block_hashes,
-                                   ebb_apbf_params *out)
+/* The expected reads of a false query for (k, l) in this family, at the
+ * same ratios family_fp uses. */
+static double family_accesses(const shape_family *fam, uint32_t k, uint32_t l)
 {
-    if (out == NULL || window == 0 || !(fp > 0.0 && fp < 1.0) ||
-        isnan(max_npws) || !ebb_apbf_block_valid(block_bits, block_hashes))
+    double r[EBB_APBF_MAX_K + EBB_APBF_MAX_L];
+    if (fam->block_bits == 0) {
+        ebb_apbf_worst_fill(k, l, EBB_FILL_GEOMETRIC, r);
+    } else {
+        ebb_apbf_params p = {k, l, 0, 0, 0, fam->block_bits, fam->block_hashes};
+        double load = ebb_apbf_block_load(fam->block_bits, fam->block_hashes);
+        ebb_apbf_block_ratios(&p, load / (double)k, r);
+    }
+    return ebb_apbf_accesses_false_ratios(k, l, r);
+}
+
+static bool goal_valid(const ebb_apbf_goal *g)
+{
+    return g->window != 0 && g->fp > 0.0 && g->fp < 1.0 &&
+           !isnan(g->max_npws) && !isnan(g->max_accesses) &&
+           ebb_apbf_block_valid(g->block_bits, g->block_hashes);
+}
+
+ebb_status ebb_apbf_choose_goal(const ebb_apbf_goal *goal,
+                                ebb_apbf_params *out)
+{
+    if (goal == NULL || out == NULL || !goal_valid(goal))
         return EBB_EINVAL;
-    shape_family fam = {window, block_bits, block_hashes};
+    shape_family fam = {goal->window, goal->block_bits, goal->block_hashes};
+    bool bounded_reads = goal->max_accesses > 0.0;
     ebb_apbf_params best = {0};
     size_t best_bytes = SIZE_MAX;
     bool overflowed = false;
@@ -233,31 +253,46 @@ ebb_status ebb_apbf_choose_blocked(uint64_t window, double fp,
         /* Every shape with this k holds at least k slices of about w / ln 2
          * bits per window item, so once that alone exceeds the best, stop. */
         if (best_bytes != SIZE_MAX &&
-            (double)k * (double)window / LN2 / 8.0 > (double)best_bytes)
+            (double)k * (double)goal->window / LN2 / 8.0 > (double)best_bytes)
             break;
-        uint32_t lo = least_l_for_npws(&fam, k, max_npws);
-        uint32_t hi = largest_l(&fam, k, lo, fp);
+        uint32_t lo = least_l_for_npws(&fam, k, goal->max_npws);
+        uint32_t hi = largest_l(&fam, k, lo, goal->fp);
         for (uint32_t l = lo; hi != 0 && l <= hi; l++) {
             ebb_apbf_params p;
             size_t bytes;
             ebb_status st = ebb_apbf_params_from_kl_blocked(
-                k, l, window, block_bits, block_hashes, &p);
+                k, l, goal->window, goal->block_bits, goal->block_hashes, &p);
             if (st == EBB_OK)
                 st = ebb_apbf_params_memory(&p, &bytes);
             if (st == EBB_EOVERFLOW) {
                 overflowed = true;
                 continue;
             }
-            if (st == EBB_OK && bytes < best_bytes) {
-                best = p;
-                best_bytes = bytes;
-            }
+            if (st != EBB_OK || bytes >= best_bytes)
+                continue;
+            /* Reads grow with l: past the bound, longer shapes only read
+             * more. */
+            if (bounded_reads &&
+                !(family_accesses(&fam, k, l) <= goal->max_accesses))
+                break;
+            best = p;
+            best_bytes = bytes;
         }
     }
     if (best_bytes == SIZE_MAX)
         return overflowed ? EBB_EOVERFLOW : EBB_EINVAL;
     *out = best;
     return EBB_OK;
+}
+
+ebb_status ebb_apbf_choose_blocked(uint64_t window, double fp,
+                                   double max_npws, uint32_t block_bits,
+                                   uint32_t block_hashes,
+                                   ebb_apbf_params *out)
+{
+    ebb_apbf_goal goal = {window, fp, max_npws, 0.0, block_bits,
+                          block_hashes};
+    return ebb_apbf_choose_goal(&goal, out);
 }
 
 ebb_status ebb_apbf_choose(uint64_t window, double fp, double max_npws,
