@@ -109,6 +109,26 @@ const char *cli_positive_integer_requirement(cli_number result)
     return "must be a positive integer";
 }
 
+bool cli_parse_block_bits(const char *text, uint32_t *out)
+{
+    uint64_t value;
+    if (cli_parse_positive_integer(text, &value) != CLI_NUMBER_OK ||
+        (value != 64 && value != 512))
+        return false;
+    *out = (uint32_t)value;
+    return true;
+}
+
+bool cli_parse_block_hashes(const char *text, uint32_t *out)
+{
+    uint64_t value;
+    if (cli_parse_positive_integer(text, &value) != CLI_NUMBER_OK ||
+        (value != 1 && value != 2 && value != 4 && value != 8))
+        return false;
+    *out = (uint32_t)value;
+    return true;
+}
+
 bool cli_parse_real(const char *text, double *out)
 {
     if (!decimal_real_syntax(text))

@@ -46,6 +46,20 @@ cli_number cli_parse_positive_integer(const char *text, uint64_t *out);
  * cli_parse_positive_integer. */
 const char *cli_positive_integer_requirement(cli_number result);
 
+/* The blocked variant (--blocked, --block-bits B, --block-hashes b) shared
+ * by `ebb dedup` and `ebb params`: B bits per block, b bits set in each. */
+#define CLI_DEFAULT_BLOCK_BITS 512u
+#define CLI_DEFAULT_BLOCK_HASHES 8u
+#define CLI_BLOCK_BITS_REQUIREMENT "must be 64 or 512"
+#define CLI_BLOCK_HASHES_REQUIREMENT "must be 1, 2, 4 or 8"
+
+/* A block size the library accepts: "64" or "512" (any notation
+ * cli_parse_positive_integer takes). */
+bool cli_parse_block_bits(const char *text, uint32_t *out);
+
+/* Bits per block the library accepts: 1, 2, 4 or 8. */
+bool cli_parse_block_hashes(const char *text, uint32_t *out);
+
 /* A finite real number; the whole text must be consumed, no spaces. */
 bool cli_parse_real(const char *text, double *out);
 

@@ -10,6 +10,16 @@
  * always dropped; a fresh line is dropped at the filter's false-positive
  * rate.
  *
+ * --blocked (or --block-bits / --block-hashes) builds the blocked variant
+ * (APBBF): each slice a blocked Bloom filter, so a line costs a few cache
+ * lines instead of one per slice.
+ *
+ * Lines are processed in batches: up to BATCH_LINES lines are read, hashed,
+ * and handed to ebb_apbf_check_and_add_batch in one call, which overlaps
+ * their memory accesses and gives exactly the one-at-a-time answers (each
+ * line tested, then added, in order; a line repeated inside a batch is seen
+ * by its second occurrence). So the output is the same as line by line.
+ *
  * --state FILE keeps the filter between runs. It is loaded before the first
  * line and saved after the last one, atomically (temporary file, fsync,
  * rename, fsync of the directory), and only when the whole run succeeded:
@@ -45,6 +55,12 @@
  * Fixed so that runs are reproducible; a loaded state brings its own. */
 #define DEDUP_SEED UINT64_C(0x6562626465647570)
 
+/* Lines per batch, and the bytes after which a batch is processed early
+ * (so that a batch of long lines does not hold much memory). On a terminal
+ * each line is answered as soon as it is read. */
+#define BATCH_LINES 256u
+#define BATCH_BYTES ((size_t)1 << 16)
+
 /* Large buffers: one write or read system call per MiB, not per line. */
 #define OUTPUT_BUFFER_BYTES ((size_t)1 << 20)
 #define INPUT_BUFFER_BYTES ((size_t)1 << 18)
@@ -53,6 +69,13 @@
  * is the exit status. */
 #define CONTINUE (-1)
 
+/* getopt_long values of the options without a short form character. */
+enum {
+    OPTION_BLOCKED = 256,
+    OPTION_BLOCK_BITS,
+    OPTION_BLOCK_HASHES
+};
+
 typedef struct dedup_options {
     uint64_t window;
     double fp;
@@ -60,8 +83,12 @@ typedef struct dedup_options {
     bool have_window, have_fp, have_max_npws;
     bool invert;
     bool stats;
+    /* Blocked slices: --blocked, or implied by --block-bits/--block-hashes. */
+    bool blocked, have_blocked, have_block_bits, have_block_hashes;
+    uint32_t block_bits, block_hashes;
     const char *state_path; /* NULL: no state */
     const char *window_text, *fp_text, *max_npws_text;
+    const char *block_bits_text, *block_hashes_text;
     char **inputs; /* the FILE operands; none means stdin */
     int input_count;
 } dedup_options;
@@ -77,6 +104,20 @@ typedef struct line_buffer {
     size_t capacity;
 } line_buffer;
 
+/* Lines read but not yet answered: their bytes one after the other in
+ * arena (each with its '\n', if it had one), and what the filter says. */
+typedef struct line_batch {
+    char *arena;
+    size_t arena_used, arena_capacity;
+    size_t count, capacity; /* lines held; lines per batch (<= BATCH_LINES) */
+    size_t start[BATCH_LINES];  /* offset of each line in arena          */
+    size_t length[BATCH_LINES]; /* bytes as read, '\n' included          */
+    size_t key_length[BATCH_LINES];
+    const void *key[BATCH_LINES];
+    ebb_hash128 hash[BATCH_LINES];
+    bool seen[BATCH_LINES];
+} line_batch;
+
 /* ------------------------------------------------------------------------ */
 /* Command line                                                             */
 /* ------------------------------------------------------------------------ */
@@ -85,6 +126,7 @@ static void print_usage(FILE *out)
 {
     fprintf(out,
             "Usage: ebb dedup [--window N] [--fp P] [--max-npws F] [--invert]\n"
+            "                 [--blocked] [--block-bits B] [--block-hashes b]\n"
             "                 [--stats] [--state FILE] [FILE...]\n"
             "\n"
             "Writes each line of the FILEs (standard input when none is given,\n"
@@ -104,15 +146,24 @@ static void print_usage(FILE *out)
             "  --fp P         false-positive rate, 0 < P < 1 (default %g)\n"
             "  --max-npws F   bound on the peak NPWS, > 0 (default: none)\n"
             "  --invert       print only the lines that are dropped\n"
+            "  --blocked      blocked slices (APBBF): a few cache-line reads per\n"
+            "                 line instead of one per slice, a little more memory\n"
+            "  --block-bits B  bits per block, 64 or 512 (default %u);\n"
+            "                 implies --blocked\n"
+            "  --block-hashes b\n"
+            "                 bits set per block, 1, 2, 4 or 8 (default %u);\n"
+            "                 implies --blocked\n"
             "  --stats        after the run, print to stderr: lines read, lines\n"
-            "                 written, k, l, window, memory bytes, fp\n"
+            "                 written, k, l, window, memory bytes, fp (and block\n"
+            "                 bits, block hashes for a blocked filter)\n"
             "  --state FILE   load the filter from FILE if it exists, save it\n"
             "                 there (atomically) after a successful run\n"
             "  -h, --help     show this help\n"
             "\n"
             "New filters hash with the fixed seed 0x%016" PRIx64 ".\n"
             "Exit status: 0 success, 1 I/O error, 2 usage error.\n",
-            DEDUP_DEFAULT_WINDOW, DEDUP_DEFAULT_FP, DEDUP_SEED);
+            DEDUP_DEFAULT_WINDOW, DEDUP_DEFAULT_FP, CLI_DEFAULT_BLOCK_BITS,
+            CLI_DEFAULT_BLOCK_HASHES, DEDUP_SEED);
 }
 
 static int invalid_value(const char *option, const char *text,
@@ -155,6 +206,23 @@ static int apply_option(int option, char *value, dedup_options *opts)
     case 'i':
         opts->invert = true;
         return CONTINUE;
+    case OPTION_BLOCKED:
+        opts->blocked = opts->have_blocked = true;
+        return CONTINUE;
+    case OPTION_BLOCK_BITS:
+        if (!cli_parse_block_bits(value, &opts->block_bits))
+            return invalid_value("--block-bits", value,
+                                 CLI_BLOCK_BITS_REQUIREMENT);
+        opts->blocked = opts->have_block_bits = true;
+        opts->block_bits_text = value;
+        return CONTINUE;
+    case OPTION_BLOCK_HASHES:
+        if (!cli_parse_block_hashes(value, &opts->block_hashes))
+            return invalid_value("--block-hashes", value,
+                                 CLI_BLOCK_HASHES_REQUIREMENT);
+        opts->blocked = opts->have_block_hashes = true;
+        opts->block_hashes_text = value;
+        return CONTINUE;
     case 's':
         opts->stats = true;
         return CONTINUE;
@@ -179,6 +247,9 @@ static int parse_command_line(int argc, char **argv, dedup_options *opts)
         {"fp", required_argument, NULL, 'f'},
         {"max-npws", required_argument, NULL, 'n'},
         {"invert", no_argument, NULL, 'i'},
+        {"blocked", no_argument, NULL, OPTION_BLOCKED},
+        {"block-bits", required_argument, NULL, OPTION_BLOCK_BITS},
+        {"block-hashes", required_argument, NULL, OPTION_BLOCK_HASHES},
         {"stats", no_argument, NULL, 's'},
         {"state", required_argument, NULL, 'S'},
         {"help", no_argument, NULL, 'h'},
@@ -188,6 +259,8 @@ static int parse_command_line(int argc, char **argv, dedup_options *opts)
     opts->window = DEDUP_DEFAULT_WINDOW;
     opts->fp = DEDUP_DEFAULT_FP;
     opts->max_npws = 0.0;
+    opts->block_bits = CLI_DEFAULT_BLOCK_BITS;
+    opts->block_hashes = CLI_DEFAULT_BLOCK_HASHES;
 
     opterr = 0;
     int option;
@@ -215,8 +288,10 @@ static int parse_command_line(int argc, char **argv, dedup_options *opts)
 static int create_filter(const dedup_options *opts, ebb_apbf **filter)
 {
     ebb_apbf_params shape;
-    ebb_status status =
-        ebb_apbf_choose(opts->window, opts->fp, opts->max_npws, &shape);
+    ebb_status status = ebb_apbf_choose_blocked(
+        opts->window, opts->fp, opts->max_npws,
+        opts->blocked ? opts->block_bits : 0,
+        opts->blocked ? opts->block_hashes : 0, &shape);
     if (status == EBB_OK)
         status = ebb_apbf_create(&shape, DEDUP_SEED, filter);
     if (status == EBB_ENOMEM) {
@@ -225,10 +300,16 @@ static int create_filter(const dedup_options *opts, ebb_apbf **filter)
         return CLI_EXIT_IO;
     }
     if (status != EBB_OK) {
+        char blocks[64] = "";
+        if (opts->blocked)
+            snprintf(blocks, sizeof blocks,
+                     " (blocked, %" PRIu32 "-bit blocks, %" PRIu32
+                     " bits per block)",
+                     opts->block_bits, opts->block_hashes);
         cli_error(PROGRAM, "cannot build a filter for window %" PRIu64
-                  " and fp %g%s%s: %s", opts->window, opts->fp,
+                  " and fp %g%s%s%s: %s", opts->window, opts->fp,
                   opts->have_max_npws ? " with max-npws " : "",
-                  opts->have_max_npws ? opts->max_npws_text : "",
+                  opts->have_max_npws ? opts->max_npws_text : "", blocks,
                   ebb_strerror(status));
         return CLI_EXIT_USAGE;
     }
@@ -311,6 +392,39 @@ static int load_state(const char *path, ebb_apbf **filter)
     return CONTINUE;
 }
 
+/* The block options, if given, must describe the loaded filter's slices.
+ * Left out, the kind comes from the state. Returns CONTINUE or the exit
+ * status. */
+static int check_state_blocks(const dedup_options *opts, const char *path,
+                              const ebb_apbf_params *loaded)
+{
+    if (opts->blocked && loaded->block_bits == 0) {
+        const char *option = opts->have_blocked      ? "--blocked"
+                             : opts->have_block_bits ? "--block-bits"
+                                                     : "--block-hashes";
+        const char *value = opts->have_blocked      ? ""
+                            : opts->have_block_bits ? opts->block_bits_text
+                                                    : opts->block_hashes_text;
+        cli_error(PROGRAM, "%s%s%s disagrees with the state in '%s' (a plain "
+                  "filter)", option, opts->have_blocked ? "" : " ", value,
+                  path);
+        return CLI_EXIT_USAGE;
+    }
+    if (opts->have_block_bits && opts->block_bits != loaded->block_bits) {
+        cli_error(PROGRAM, "--block-bits %s disagrees with the state in '%s' "
+                  "(block bits %" PRIu32 ")", opts->block_bits_text, path,
+                  loaded->block_bits);
+        return CLI_EXIT_USAGE;
+    }
+    if (opts->have_block_hashes && opts->block_hashes != loaded->block_hashes) {
+        cli_error(PROGRAM, "--block-hashes %s disagrees with the state in '%s' "
+                  "(block hashes %" PRIu32 ")", opts->block_hashes_text, path,
+                  loaded->block_hashes);
+        return CLI_EXIT_USAGE;
+    }
+    return CONTINUE;
+}
+
 /* Shape options given together with an existing state must describe the
  * loaded filter: silently ignoring them would hide a changed window or
  * error rate. Returns CONTINUE or the exit status. */
@@ -322,12 +436,17 @@ static int check_state_shape(const dedup_options *opts, const char *path,
     const ebb_apbf_params *loaded = &stats.params;
     ebb_apbf_params wanted;
 
-    /* The window sizes slices the same way for a given (k, l) in both
-     * ebb_apbf_choose and ebb_apbf_params_from_kl. */
+    int status = check_state_blocks(opts, path, loaded);
+    if (status != CONTINUE)
+        return status;
+    /* The window sizes slices the same way for a given (k, l) and block
+     * shape in both ebb_apbf_choose_blocked and
+     * ebb_apbf_params_from_kl_blocked. */
     if (opts->have_window) {
-        ebb_status status = ebb_apbf_params_from_kl(loaded->k, loaded->l,
-                                                    opts->window, &wanted);
-        if (status != EBB_OK || wanted.window != loaded->window ||
+        ebb_status result = ebb_apbf_params_from_kl_blocked(
+            loaded->k, loaded->l, opts->window, loaded->block_bits,
+            loaded->block_hashes, &wanted);
+        if (result != EBB_OK || wanted.window != loaded->window ||
             wanted.slice_bits != loaded->slice_bits ||
             wanted.generation != loaded->generation) {
             cli_error(PROGRAM, "--window %s disagrees with the state in '%s' "
@@ -338,9 +457,10 @@ static int check_state_shape(const dedup_options *opts, const char *path,
     }
     if (opts->have_fp || opts->have_max_npws) {
         uint64_t window = opts->have_window ? opts->window : loaded->window;
-        ebb_status status =
-            ebb_apbf_choose(window, opts->fp, opts->max_npws, &wanted);
-        if (status != EBB_OK || wanted.k != loaded->k ||
+        ebb_status result = ebb_apbf_choose_blocked(
+            window, opts->fp, opts->max_npws, loaded->block_bits,
+            loaded->block_hashes, &wanted);
+        if (result != EBB_OK || wanted.k != loaded->k ||
             wanted.l != loaded->l) {
             cli_error(PROGRAM, "--%s %s disagrees with the state in '%s' "
                       "(k=%" PRIu32 ", l=%" PRIu32 ")",
@@ -515,33 +635,99 @@ static int report_write_error(int error)
     return CLI_EXIT_IO;
 }
 
-/* Dedups one open input. Returns CONTINUE or the exit status. */
-static int dedup_stream(FILE *in, const char *name, ebb_apbf *filter,
-                        bool invert, line_buffer *line, dedup_counts *counts)
+/* Answers the lines held: hashes them, asks and adds them in one call, and
+ * prints those whose answer is the one wanted. Returns CONTINUE or the exit
+ * status. */
+static int flush_batch(line_batch *batch, ebb_apbf *filter, bool invert,
+                       dedup_counts *counts)
 {
+    size_t n = batch->count;
+    batch->count = 0;
+    batch->arena_used = 0;
+    if (n == 0)
+        return CONTINUE;
+    /* The arena may have moved while it grew: take the addresses now. */
+    for (size_t i = 0; i < n; i++)
+        batch->key[i] = batch->arena + batch->start[i];
+    ebb_apbf_hash_batch(filter, batch->key, batch->key_length, n,
+                        batch->hash);
+    ebb_apbf_check_and_add_batch(filter, batch->hash, n, batch->seen);
+    for (size_t i = 0; i < n; i++) {
+        if (batch->seen[i] != invert)
+            continue;
+        if (fwrite(batch->arena + batch->start[i], 1, batch->length[i],
+                   stdout) != batch->length[i])
+            return report_write_error(errno);
+        counts->lines_written++;
+    }
+    return CONTINUE;
+}
+
+/* Appends one line (length bytes, '\n' included if present) to the batch.
+ * Returns 0 or ENOMEM. */
+static int batch_append(line_batch *batch, const char *bytes, size_t length)
+{
+    if (length > batch->arena_capacity - batch->arena_used) {
+        size_t capacity = batch->arena_capacity > 0 ? batch->arena_capacity
+                                                    : BATCH_BYTES;
+        while (capacity - batch->arena_used < length) {
+            if (capacity > SIZE_MAX / 2)
+                return ENOMEM;
+            capacity *= 2;
+        }
+        char *grown = realloc(batch->arena, capacity);
+        if (grown == NULL)
+            return ENOMEM;
+        batch->arena = grown;
+        batch->arena_capacity = capacity;
+    }
+    size_t i = batch->count++;
+    memcpy(batch->arena + batch->arena_used, bytes, length);
+    batch->start[i] = batch->arena_used;
+    batch->length[i] = length;
+    batch->key_length[i] =
+        length > 0 && bytes[length - 1] == '\n' ? length - 1 : length;
+    batch->arena_used += length;
+    return 0;
+}
+
+static bool batch_full(const line_batch *batch)
+{
+    return batch->count == batch->capacity || batch->arena_used >= BATCH_BYTES;
+}
+
+/* Dedups one open input. Lines read before a read error are still
+ * answered and printed, as they would be one at a time. Returns CONTINUE or
+ * the exit status. */
+static int dedup_stream(FILE *in, const char *name, ebb_apbf *filter,
+                        bool invert, line_buffer *line, line_batch *batch,
+                        dedup_counts *counts)
+{
+    int read_error;
     for (;;) {
         errno = 0;
         ssize_t length = getline(&line->bytes, &line->capacity, in);
-        if (length < 0)
+        if (length < 0) {
+            read_error = errno;
             break;
+        }
         counts->lines_read++;
-
-        size_t key_length = (size_t)length;
-        if (line->bytes[key_length - 1] == '\n')
-            key_length--;
-        ebb_hash128 hash = ebb_apbf_hash(filter, line->bytes, key_length);
-        bool seen = ebb_apbf_contains_hash(filter, hash);
-        ebb_apbf_add_hash(filter, hash);
-
-        if (seen == invert) {
-            if (fwrite(line->bytes, 1, (size_t)length, stdout) !=
-                (size_t)length)
-                return report_write_error(errno);
-            counts->lines_written++;
+        if (batch_append(batch, line->bytes, (size_t)length) != 0) {
+            cli_error(PROGRAM, "cannot hold a line of %zd bytes: %s", length,
+                      strerror(ENOMEM));
+            return CLI_EXIT_IO;
+        }
+        if (batch_full(batch)) {
+            int status = flush_batch(batch, filter, invert, counts);
+            if (status != CONTINUE)
+                return status;
         }
     }
+    int status = flush_batch(batch, filter, invert, counts);
+    if (status != CONTINUE)
+        return status;
     if (ferror(in)) {
-        int error = errno != 0 ? errno : EIO;
+        int error = read_error != 0 ? read_error : EIO;
         cli_error(PROGRAM, "%s: %s", name, strerror(error));
         return CLI_EXIT_IO;
     }
@@ -551,11 +737,12 @@ static int dedup_stream(FILE *in, const char *name, ebb_apbf *filter,
 /* Opens one operand ("-" is stdin) and dedups it. Returns CONTINUE or the
  * exit status. */
 static int dedup_operand(const char *operand, ebb_apbf *filter, bool invert,
-                         line_buffer *line, dedup_counts *counts)
+                         line_buffer *line, line_batch *batch,
+                         dedup_counts *counts)
 {
     if (strcmp(operand, "-") == 0) {
         int status = dedup_stream(stdin, "standard input", filter, invert,
-                                  line, counts);
+                                  line, batch, counts);
         /* "-" may be given again: a terminal can then be read once more. */
         clearerr(stdin);
         return status;
@@ -566,7 +753,8 @@ static int dedup_operand(const char *operand, ebb_apbf *filter, bool invert,
         return CLI_EXIT_IO;
     }
     setvbuf(in, NULL, _IOFBF, INPUT_BUFFER_BYTES);
-    int status = dedup_stream(in, operand, filter, invert, line, counts);
+    int status = dedup_stream(in, operand, filter, invert, line, batch,
+                              counts);
     fclose(in);
     return status;
 }
@@ -576,13 +764,24 @@ static int dedup_inputs(const dedup_options *opts, ebb_apbf *filter,
                         dedup_counts *counts)
 {
     line_buffer line = {NULL, 0};
+    line_batch *batch = calloc(1, sizeof *batch);
+    if (batch == NULL) {
+        cli_error(PROGRAM, "cannot allocate the line batch: %s",
+                  strerror(ENOMEM));
+        return CLI_EXIT_IO;
+    }
+    /* On a terminal every line is answered before the next is read. */
+    batch->capacity = isatty(STDOUT_FILENO) ? 1 : BATCH_LINES;
     int status = CONTINUE;
     if (opts->input_count == 0)
-        status = dedup_operand("-", filter, opts->invert, &line, counts);
+        status = dedup_operand("-", filter, opts->invert, &line, batch,
+                               counts);
     for (int i = 0; i < opts->input_count && status == CONTINUE; i++)
         status = dedup_operand(opts->inputs[i], filter, opts->invert, &line,
-                               counts);
+                               batch, counts);
     free(line.bytes);
+    free(batch->arena);
+    free(batch);
     if (status != CONTINUE)
         return status;
     if (fflush(stdout) != 0 || ferror(stdout))
@@ -595,11 +794,13 @@ static void print_stats(const dedup_options *opts, const ebb_apbf *filter,
 {
     ebb_apbf_stats stats;
     ebb_apbf_get_stats(filter, &stats);
+    bool blocked = stats.params.block_bits != 0;
     /* A loaded filter without --fp has no target of its own: report the
-     * worst-case rate its (k, l) guarantees. */
+     * worst-case rate its shape guarantees. */
     double fp = opts->have_fp || !loaded
                     ? opts->fp
-                    : ebb_apbf_fp(stats.params.k, stats.params.l);
+                : blocked ? ebb_apbf_shape_fp(&stats.params)
+                          : ebb_apbf_fp(stats.params.k, stats.params.l);
     fprintf(stderr,
             "lines read: %" PRIu64 "\n"
             "lines written: %" PRIu64 "\n"
@@ -610,6 +811,11 @@ static void print_stats(const dedup_options *opts, const ebb_apbf *filter,
             "fp: %.10g\n",
             counts->lines_read, counts->lines_written, stats.params.k,
             stats.params.l, stats.params.window, stats.memory_bytes, fp);
+    if (blocked)
+        fprintf(stderr,
+                "block bits: %" PRIu32 "\n"
+                "block hashes: %" PRIu32 "\n",
+                stats.params.block_bits, stats.params.block_hashes);
 }
 
 int ebb_cli_dedup(int argc, char **argv)

@@ -1,12 +1,20 @@
 /*
  * params.c: `ebb params`, the shape and the analytic error rates of an APBF.
  *
- *   ebb params --window N --fp P [--max-npws F] [--json]
- *   ebb params --k K --l L [--window N] [--json]
+ *   ebb params --window N --fp P [--max-npws F] [BLOCKS] [--json]
+ *   ebb params --k K --l L [--window N] [BLOCKS] [--json]
+ *   BLOCKS: --blocked [--block-bits B] [--block-hashes b]
  *
  * The first form asks the library which (k, l) it would choose, the second
- * sizes an explicit (k, l). All numbers come from the library's sizing and
- * analytics functions; this file only parses and prints.
+ * sizes an explicit (k, l); --blocked does both for the blocked variant
+ * (APBBF). All numbers come from the library's sizing and analytics
+ * functions; this file only parses and prints.
+ *
+ * fp, npws and the access figures: for plain slices the worst case of the
+ * design (the --fill model's ratios, geometric by default), the rate ebb
+ * promises whatever the window; for blocked slices the figures of the
+ * exact shape (ebb_apbf_shape_fp, ebb_apbf_shape_npws, and the accesses
+ * on ebb_apbf_shape_ratios), since no fill ramp describes them.
  */
 #ifndef _POSIX_C_SOURCE
 #define _POSIX_C_SOURCE 200809L
@@ -29,6 +37,13 @@
 /* The window an explicit (k, l) is sized for when --window is not given. */
 #define DEFAULT_KL_WINDOW UINT64_C(1000000)
 
+/* getopt_long values of the options without a short form character. */
+enum {
+    OPTION_BLOCKED = 256,
+    OPTION_BLOCK_BITS,
+    OPTION_BLOCK_HASHES
+};
+
 typedef struct params_request {
     bool have_window, have_fp, have_max_npws, have_k, have_l;
     uint64_t window;
@@ -37,6 +52,10 @@ typedef struct params_request {
     uint32_t k, l;
     bool json;
     ebb_fill_model fill;
+    bool have_fill;
+    /* Blocked slices: --blocked, or implied by --block-bits/--block-hashes. */
+    bool blocked;
+    uint32_t block_bits, block_hashes;
     /* The texts as typed, for messages. */
     const char *window_text, *fp_text, *max_npws_text;
 } params_request;
@@ -50,20 +69,26 @@ typedef struct params_report {
     uint64_t slack;        /* k * g items beyond w may still be reported */
     double npws;
     double accesses_false; /* slice accesses of a query answering false */
+    /* All three access figures, for the human output only: the window
+     * figure costs O(k^2 l^2), seconds for the largest shapes. */
+    ebb_apbf_accesses accesses;
 } params_report;
 
 static void print_usage(FILE *out)
 {
     fprintf(out,
-            "Usage: ebb params --window N --fp P [--max-npws F] [--json]\n"
+            "Usage: ebb params --window N --fp P [--max-npws F] [BLOCKS] [--json]\n"
             "       ebb params --k K --l L [--window N] [--fill MODEL] [--json]\n"
+            "       ebb params --k K --l L [--window N] BLOCKS [--json]\n"
+            "  BLOCKS: --blocked [--block-bits B] [--block-hashes b]\n"
             "\n"
             "Shows the filter ebb would build: k (slices written per item),\n"
             "l (generations in the window), slice bits, generation size,\n"
             "guaranteed window, memory, bits per window item, the analytic\n"
             "worst-case false-positive rate, the slack (items beyond the\n"
             "window that may still be reported), the peak NPWS and the\n"
-            "expected slice accesses of a query that answers false.\n"
+            "expected slice (or block) accesses of a query that answers\n"
+            "false, of one for an item of the window and of a false positive.\n"
             "\n"
             "Options:\n"
             "  --window N     items the filter must remember (positive\n"
@@ -75,12 +100,21 @@ static void print_usage(FILE *out)
             "  --l L          generations in the window (1..%u)\n"
             "  --fill MODEL   fill ratios behind fp and accesses: geometric\n"
             "                 (default; what ebb sizes with) or linear (the\n"
-            "                 paper's ramp, reproduces its Table 2)\n"
+            "                 paper's ramp, reproduces its Table 2); plain only\n"
+            "  --blocked      the blocked variant (APBBF, the paper's Table 3):\n"
+            "                 fp, npws and accesses of the exact shape\n"
+            "  --block-bits B  bits per block, 64 or 512 (default %u);\n"
+            "                 implies --blocked\n"
+            "  --block-hashes b\n"
+            "                 bits set per block, 1, 2, 4 or 8 (default %u);\n"
+            "                 implies --blocked\n"
             "  --json         print one JSON object with the keys k, l,\n"
             "                 slice_bits, memory_bytes, bits_per_item, fp,\n"
-            "                 slack, npws, accesses_false\n"
+            "                 slack, npws, accesses_false (the other figures\n"
+            "                 are in the human output only)\n"
             "  -h, --help     show this help\n",
-            EBB_APBF_MAX_K, EBB_APBF_MAX_L);
+            EBB_APBF_MAX_K, EBB_APBF_MAX_L, CLI_DEFAULT_BLOCK_BITS,
+            CLI_DEFAULT_BLOCK_HASHES);
 }
 
 static int invalid_value(const char *option, const char *text,
@@ -158,6 +192,22 @@ static int parse_option(int option, const char *value, params_request *req)
         else
             return invalid_value("--fill", value,
                                  "must be geometric or linear");
+        req->have_fill = true;
+        return -1;
+    case OPTION_BLOCKED:
+        req->blocked = true;
+        return -1;
+    case OPTION_BLOCK_BITS:
+        if (!cli_parse_block_bits(value, &req->block_bits))
+            return invalid_value("--block-bits", value,
+                                 CLI_BLOCK_BITS_REQUIREMENT);
+        req->blocked = true;
+        return -1;
+    case OPTION_BLOCK_HASHES:
+        if (!cli_parse_block_hashes(value, &req->block_hashes))
+            return invalid_value("--block-hashes", value,
+                                 CLI_BLOCK_HASHES_REQUIREMENT);
+        req->blocked = true;
         return -1;
     default:
         return CLI_EXIT_USAGE;
@@ -175,10 +225,15 @@ static int parse_command_line(int argc, char **argv, params_request *req)
         {"l", required_argument, NULL, 'l'},
         {"json", no_argument, NULL, 'j'},
         {"fill", required_argument, NULL, 'm'},
+        {"blocked", no_argument, NULL, OPTION_BLOCKED},
+        {"block-bits", required_argument, NULL, OPTION_BLOCK_BITS},
+        {"block-hashes", required_argument, NULL, OPTION_BLOCK_HASHES},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
 
+    req->block_bits = CLI_DEFAULT_BLOCK_BITS;
+    req->block_hashes = CLI_DEFAULT_BLOCK_HASHES;
     opterr = 0;
     int option;
     while ((option = getopt_long(argc, argv, ":h", options, NULL)) != -1) {
@@ -194,6 +249,12 @@ static int parse_command_line(int argc, char **argv, params_request *req)
     }
     if (optind < argc)
         return cli_report_unexpected_operand(PROGRAM, argv[optind]);
+    /* Blocked slices have no fill ramp: their figures come from the block
+     * model of the exact shape. */
+    if (req->blocked && req->have_fill) {
+        cli_error(PROGRAM, "--fill cannot be combined with --blocked");
+        return CLI_EXIT_USAGE;
+    }
 
     bool explicit_kl = req->have_k || req->have_l;
     if (explicit_kl) {
@@ -222,7 +283,9 @@ static int choose_shape(const params_request *req, ebb_apbf_params *shape)
     ebb_status status;
     if (req->have_k) {
         uint64_t window = req->have_window ? req->window : DEFAULT_KL_WINDOW;
-        status = ebb_apbf_params_from_kl(req->k, req->l, window, shape);
+        status = ebb_apbf_params_from_kl_blocked(
+            req->k, req->l, window, req->blocked ? req->block_bits : 0,
+            req->blocked ? req->block_hashes : 0, shape);
         if (status != EBB_OK) {
             cli_error(PROGRAM, "cannot size k=%" PRIu32 ", l=%" PRIu32
                       " for a window of %" PRIu64 ": %s",
@@ -231,8 +294,10 @@ static int choose_shape(const params_request *req, ebb_apbf_params *shape)
         }
         return -1;
     }
-    status = ebb_apbf_choose(req->window, req->fp,
-                             req->have_max_npws ? req->max_npws : 0.0, shape);
+    status = ebb_apbf_choose_blocked(
+        req->window, req->fp, req->have_max_npws ? req->max_npws : 0.0,
+        req->blocked ? req->block_bits : 0,
+        req->blocked ? req->block_hashes : 0, shape);
     if (status != EBB_OK) {
         cli_error(PROGRAM, "cannot size a filter for --window %s --fp %s%s%s: "
                   "%s", req->window_text, req->fp_text,
@@ -244,9 +309,19 @@ static int choose_shape(const params_request *req, ebb_apbf_params *shape)
     return -1;
 }
 
+/* The match probabilities behind fp and the accesses: the fill model's
+ * worst case for plain slices, the exact shape's for blocked ones. */
+static ebb_status report_ratios(const ebb_apbf_params *shape,
+                                ebb_fill_model fill, double *ratios)
+{
+    if (shape->block_bits != 0)
+        return ebb_apbf_shape_ratios(shape, ratios);
+    return ebb_apbf_worst_fill(shape->k, shape->l, fill, ratios);
+}
+
 /* Returns -1 to go on, otherwise the exit status. */
 static int build_report(const ebb_apbf_params *shape, ebb_fill_model fill,
-                        params_report *report)
+                        bool human, params_report *report)
 {
     double ratios[EBB_APBF_MAX_K + EBB_APBF_MAX_L];
     report->shape = *shape;
@@ -258,7 +333,10 @@ static int build_report(const ebb_apbf_params *shape, ebb_fill_model fill,
     }
     report->bits_per_item = (double)(shape->k + shape->l) *
                             (double)shape->slice_bits / (double)shape->window;
-    status = ebb_apbf_worst_fill(shape->k, shape->l, fill, ratios);
+    status = report_ratios(shape, fill, ratios);
+    if (status == EBB_OK && human)
+        status = ebb_apbf_expected_accesses(shape->k, shape->l, ratios,
+                                            &report->accesses);
     if (status != EBB_OK) {
         cli_error(PROGRAM, "cannot compute the fill ratios: %s",
                   ebb_strerror(status));
@@ -266,7 +344,9 @@ static int build_report(const ebb_apbf_params *shape, ebb_fill_model fill,
     }
     report->fp = ebb_apbf_fp_ratios(shape->k, shape->l, ratios);
     report->slack = (uint64_t)shape->k * shape->generation;
-    report->npws = ebb_apbf_npws(shape->k, shape->l);
+    report->npws = shape->block_bits != 0
+                       ? ebb_apbf_shape_npws(shape)
+                       : ebb_apbf_npws(shape->k, shape->l);
     report->accesses_false =
         ebb_apbf_accesses_false_ratios(shape->k, shape->l, ratios);
 
@@ -291,6 +371,17 @@ static void print_json(const params_report *r)
            r->bits_per_item, r->fp, r->slack, r->npws, r->accesses_false);
 }
 
+/* The human-only access figures: the library gives NaN for a false
+ * positive whose probability is 0 in double precision (k = 64, l = 1024),
+ * which says "not applicable" rather than "failed". */
+static void print_human_figure(const char *label, double value)
+{
+    if (isfinite(value))
+        printf("%s%.10g\n", label, value);
+    else
+        printf("%sn/a\n", label);
+}
+
 static void print_human(const params_report *r)
 {
     printf("k:               %" PRIu32 "\n", r->shape.k);
@@ -304,6 +395,12 @@ static void print_human(const params_report *r)
     printf("slack:           %" PRIu64 "\n", r->slack);
     printf("npws:            %.10g\n", r->npws);
     printf("accesses false:  %.10g\n", r->accesses_false);
+    print_human_figure("accesses window: ", r->accesses.window_item);
+    print_human_figure("accesses fp:     ", r->accesses.false_positive);
+    if (r->shape.block_bits != 0) {
+        printf("block bits:      %" PRIu32 "\n", r->shape.block_bits);
+        printf("block hashes:    %" PRIu32 "\n", r->shape.block_hashes);
+    }
 }
 
 int ebb_cli_params(int argc, char **argv)
@@ -319,7 +416,7 @@ int ebb_cli_params(int argc, char **argv)
     if (status >= 0)
         return status;
     params_report report;
-    status = build_report(&shape, req.fill, &report);
+    status = build_report(&shape, req.fill, !req.json, &report);
     if (status >= 0)
         return status;
 

@@ -5,7 +5,8 @@
 # CRLF, empty lines, embedded NUL bytes, a last line without '\n', several
 # files with '-' among them, --invert. Plus generated inputs with very long
 # lines. The inputs hold a handful of keys in a 1,000,000-line window, so
-# the answer is exact (a false positive is far below one in a billion).
+# the answer is exact (a false positive is far below one in a billion), for
+# a plain and for a blocked (--blocked) filter alike.
 
 here=$(cd "$(dirname "$0")" && pwd)
 . "$here/lib.sh"
@@ -26,8 +27,25 @@ golden_case() {
     check "$name: nothing on stderr" test ! -s "$WORK/$name.err"
 }
 
+# Empty blocked filters, saved once: choosing a blocked shape takes the
+# library a noticeable time, loading a state none.
+"$EBB" dedup --window 1e5 --blocked --state "$WORK/empty-line.state" </dev/null
+check "empty blocked state (512, 8) created" test -s "$WORK/empty-line.state"
+"$EBB" dedup --window 1e5 --block-bits 64 --block-hashes 4 \
+    --state "$WORK/empty-word.state" </dev/null
+check "empty blocked state (64, 4) created" test -s "$WORK/empty-word.state"
+
+# blocked_case <name> <expected file> <stdin file> line|word <arguments...>:
+# golden_case on a fresh copy of an empty blocked filter.
+blocked_case() {
+    local name=$1 expected=$2 input=$3 kind=$4
+    shift 4
+    cp "$WORK/empty-$kind.state" "$WORK/$name.state"
+    golden_case "$name" "$expected" "$input" --state "$WORK/$name.state" "$@"
+}
+
 # Each single-file case through stdin and as a file operand, plain and
-# inverted when an inverted expectation exists.
+# inverted when an inverted expectation exists; and with blocked filters.
 for input in "$GOLDEN"/*.in; do
     name=$(basename "$input" .in)
     expected="$GOLDEN/$name.out"
@@ -37,7 +55,11 @@ for input in "$GOLDEN"/*.in; do
     if [ -f "$GOLDEN/$name.invert.out" ]; then
         golden_case "$name-invert" "$GOLDEN/$name.invert.out" "$input" \
             --invert
+        blocked_case "$name-blocked-invert" "$GOLDEN/$name.invert.out" \
+            "$input" line --invert
     fi
+    blocked_case "$name-blocked" "$expected" "$input" line
+    blocked_case "$name-blocked-word" "$expected" /dev/null word "$input"
 done
 
 # Several files, with standard input in the middle; the window spans them.
@@ -45,6 +67,8 @@ golden_case multi "$GOLDEN/multi.out" "$GOLDEN/multi-stdin.in" \
     "$GOLDEN/multi-1.in" - "$GOLDEN/multi-2.in"
 golden_case multi-invert "$GOLDEN/multi.invert.out" "$GOLDEN/multi-stdin.in" \
     --invert "$GOLDEN/multi-1.in" - "$GOLDEN/multi-2.in"
+blocked_case multi-blocked "$GOLDEN/multi.out" "$GOLDEN/multi-stdin.in" \
+    line "$GOLDEN/multi-1.in" - "$GOLDEN/multi-2.in"
 # Options after operands are still options.
 golden_case multi-late-option "$GOLDEN/multi.invert.out" \
     "$GOLDEN/multi-stdin.in" "$GOLDEN/multi-1.in" - "$GOLDEN/multi-2.in" \
@@ -87,6 +111,23 @@ head -c 3145728 /dev/zero | tr '\0' 'z' >"$long_c"
 } >"$WORK/long.invert.expected"
 golden_case long "$WORK/long.expected" "$WORK/long.in"
 golden_case long-invert "$WORK/long.invert.expected" "$WORK/long.in" --invert
+blocked_case long-blocked "$WORK/long.expected" "$WORK/long.in" line
+
+# Batches: 1000 lines, every one repeated right after itself (inside the same
+# batch), every fifth one again 300 lines later (across batches): exactly
+# the first occurrences are printed, plain and blocked.
+awk 'BEGIN {
+    for (i = 0; i < 1000; i++) {
+        printf "line %d\n", i; printf "line %d\n", i
+        if (i >= 300 && i % 5 == 0) printf "line %d\n", i - 300
+    }
+}' >"$WORK/batch.in"
+awk '!seen[$0]++' "$WORK/batch.in" >"$WORK/batch.expected"
+awk 'seen[$0]++' "$WORK/batch.in" >"$WORK/batch.invert.expected"
+check "batch input is as intended" equals "$(wc -l <"$WORK/batch.in")" 2140
+golden_case batch "$WORK/batch.expected" "$WORK/batch.in"
+golden_case batch-invert "$WORK/batch.invert.expected" "$WORK/batch.in" --invert
+blocked_case batch-blocked "$WORK/batch.expected" "$WORK/batch.in" word
 
 # --stats counts lines read and written on a known input.
 run_capture "$WORK/stats" "$GOLDEN/basic.in" "$EBB" dedup --stats
@@ -105,5 +146,30 @@ check "stats --invert: lines written counts the printed duplicates" \
     equals "$(stat_value "$WORK/stats-invert.err" 'lines written')" 3
 check "stats: fp is the given target" \
     equals "$(stat_value "$WORK/stats-invert.err" fp)" 0.001
+
+# A blocked filter adds its block shape, after the seven lines.
+run_capture "$WORK/stats-blocked" "$GOLDEN/basic.in" "$EBB" dedup --stats \
+    --blocked
+check "stats --blocked: exit 0" equals "$status" 0
+check "stats --blocked: output unchanged" \
+    same_file "$GOLDEN/basic.out" "$WORK/stats-blocked.out"
+check "stats --blocked: nine lines" \
+    equals "$(wc -l <"$WORK/stats-blocked.err")" 9
+check "stats --blocked: the seven lines first" \
+    equals "$(head -n 7 "$WORK/stats-blocked.err" | cut -d: -f1 | tr '\n' ,)" \
+        "lines read,lines written,k,l,window,memory bytes,fp,"
+check "stats --blocked: block bits 512" \
+    equals "$(sed -n 8p "$WORK/stats-blocked.err")" "block bits: 512"
+check "stats --blocked: block hashes 8" \
+    equals "$(sed -n 9p "$WORK/stats-blocked.err")" "block hashes: 8"
+run_capture "$WORK/stats-word" "$GOLDEN/basic.in" "$EBB" dedup --stats \
+    --block-hashes 2 --block-bits 64
+check "stats --block-bits 64 --block-hashes 2: exit 0" equals "$status" 0
+check "stats: block bits 64" \
+    equals "$(stat_value "$WORK/stats-word.err" 'block bits')" 64
+check "stats: block hashes 2" \
+    equals "$(stat_value "$WORK/stats-word.err" 'block hashes')" 2
+check "stats: a plain filter prints no block lines" \
+    test -z "$(grep '^block' "$WORK/stats.err")"
 
 finish

@@ -5,7 +5,9 @@
 # numbers of the right kind; the numbers obey the identities that define
 # them; fp matches an independent computation (awk) of the worst-case
 # false-positive rate; the human and JSON forms agree; and ebb dedup builds
-# the filter ebb params describes.
+# the filter ebb params describes. The same for the blocked variant
+# (--blocked), which must reproduce the paper's Tables 3 and 4; plain
+# output keeps its nine JSON keys and its values.
 
 here=$(cd "$(dirname "$0")" && pwd)
 . "$here/lib.sh"
@@ -234,5 +236,171 @@ check "--fill geometric is the default" \
 "$EBB" params --k 13 --l 23 --fill linear --json >"$WORK/k13-l23-linear.json"
 check "(13, 23) under the paper's own formula is 0.000990, not its printed 0.000928" \
     equals "$(printf '%.6f' "$(json_value "$WORK/k13-l23-linear.json" fp)")" 0.000990
+
+# The human output adds the other access figures; with --fill linear they
+# are the paper's Table 2 (4.71 window, 4.38 fp for (4, 3)).
+"$EBB" params --k 4 --l 3 --fill linear >"$WORK/k4-l3-linear.txt"
+check "--fill linear: accesses window of (4, 3) is the paper's 4.71" \
+    equals "$(printf '%.2f' "$(human_value "$WORK/k4-l3-linear.txt" 'accesses window')")" 4.71
+check "--fill linear: accesses fp of (4, 3) is the paper's 4.38" \
+    equals "$(printf '%.2f' "$(human_value "$WORK/k4-l3-linear.txt" 'accesses fp')")" 4.38
+"$EBB" params --k 12 --l 14 --fill linear >"$WORK/k12-l14-linear.txt"
+check "--fill linear: accesses window of (12, 14) is the paper's 13.11" \
+    equals "$(printf '%.2f' "$(human_value "$WORK/k12-l14-linear.txt" 'accesses window')")" 13.11
+check "--fill linear: accesses fp of (12, 14) is the paper's 12.75" \
+    equals "$(printf '%.2f' "$(human_value "$WORK/k12-l14-linear.txt" 'accesses fp')")" 12.75
+check "plain human output: no block lines" \
+    test -z "$(grep '^block' "$WORK/w1e6-fp01.txt")"
+check "plain human output: 13 lines" equals "$(wc -l <"$WORK/w1e6-fp01.txt")" 13
+# A window item reads at least its k matching slices, a false positive too.
+check "plain: accesses window >= k" \
+    awk -v a="$(human_value "$WORK/w1e6-fp01.txt" 'accesses window')" \
+        -v k="$(json_value "$WORK/w1e6-fp01.json" k)" 'BEGIN { exit !(a >= k) }'
+check "plain: accesses fp >= k" \
+    awk -v a="$(human_value "$WORK/w1e6-fp01.txt" 'accesses fp')" \
+        -v k="$(json_value "$WORK/w1e6-fp01.json" k)" 'BEGIN { exit !(a >= k) }'
+
+# --- Blocked (APBBF) -----------------------------------------------------
+
+# check_blocked <name> <B> <b> <ebb params arguments...>: JSON keys, the
+# identities of a blocked shape, human == JSON.
+check_blocked() {
+    local name=$1 B=$2 b=$3
+    shift 3
+    local json="$WORK/$name.json" human="$WORK/$name.txt"
+    run_capture "$WORK/$name-json" /dev/null "$EBB" params "$@" --json
+    check "$name: --json exit 0 (got $status)" equals "$status" 0
+    cp "$WORK/$name-json.out" "$json"
+    run_capture "$WORK/$name-human" /dev/null "$EBB" params "$@"
+    check "$name: human exit 0 (got $status)" equals "$status" 0
+    cp "$WORK/$name-human.out" "$human"
+    check "$name: JSON has exactly the nine keys" json_shape_ok "$json"
+
+    local k l m g w mem bpi slack
+    k=$(json_value "$json" k); l=$(json_value "$json" l)
+    m=$(json_value "$json" slice_bits); mem=$(json_value "$json" memory_bytes)
+    bpi=$(json_value "$json" bits_per_item); slack=$(json_value "$json" slack)
+    g=$(human_value "$human" generation); w=$(human_value "$human" window)
+    check "$name: block bits $B" equals "$(human_value "$human" 'block bits')" "$B"
+    check "$name: block hashes $b" \
+        equals "$(human_value "$human" 'block hashes')" "$b"
+    check "$name: 15 human lines" equals "$(wc -l <"$human")" 15
+    check "$name: slices are whole blocks" equals "$((m % B))" 0
+    check "$name: window = l * generation" equals "$w" "$((l * g))"
+    check "$name: slack = k * generation" equals "$slack" "$((k * g))"
+    # Blocked capacity: g <= n ln(1/2) / ln(1 - b/B) / k for n blocks.
+    check "$name: generation within the blocked capacity" \
+        awk -v g="$g" -v n="$((m / B))" -v k="$k" -v B="$B" -v b="$b" \
+            'BEGIN { exit !(g <= n * log(0.5) / log(1 - b / B) / k) }'
+    check "$name: bits per item = (k + l) m / window" \
+        close_to "$bpi" "$(awk -v k="$k" -v l="$l" -v m="$m" -v w="$w" \
+            'BEGIN { printf "%.17g", (k + l) * m / w }')" 1e-9
+    check "$name: memory holds the (k + l) slices" \
+        at_most "$(( (k + l) * m / 8 ))" "$mem"
+    check "$name: a false query reads between 1 and (l + 1) k blocks" \
+        awk -v a="$(json_value "$json" accesses_false)" -v k="$k" -v l="$l" \
+            'BEGIN { exit !(a >= 1 && a <= (l + 1) * k) }'
+    local field
+    for field in k l fp npws slack; do
+        check "$name: human $field equals JSON $field" \
+            equals "$(human_value "$human" "$field")" "$(json_value "$json" "$field")"
+    done
+    check "$name: human accesses false equals JSON" \
+        equals "$(human_value "$human" 'accesses false')" \
+            "$(json_value "$json" accesses_false)"
+    check "$name: human memory bytes equals JSON" \
+        equals "$(human_value "$human" 'memory bytes')" "$mem"
+}
+
+# The paper's Table 3 (at the default window of 10^6): per (k, l, B, b) its
+# fp, query accesses (window item, false positive, false) and peak NPWS.
+# The exact shapes' fp differs from the printed design values by < 0.2%.
+while read -r k l B b fp win afp afalse npws; do
+    name="table3-$k-$l-$B-$b"
+    # All the identities on a few rows; the table's figures on all of them.
+    case "$k $l $B $b" in
+    "2 3 64 4" | "2 5 512 4" | "3 8 512 8")
+        check_blocked "$name" "$B" "$b" --k "$k" --l "$l" --block-bits "$B" \
+            --block-hashes "$b" ;;
+    *)
+        "$EBB" params --k "$k" --l "$l" --block-bits "$B" --block-hashes "$b" \
+            --json >"$WORK/$name.json"
+        "$EBB" params --k "$k" --l "$l" --block-bits "$B" --block-hashes "$b" \
+            >"$WORK/$name.txt" ;;
+    esac
+    check "$name: fp $fp (Table 3)" awk -v a="$(json_value "$WORK/$name.json" fp)" \
+        -v p="$fp" 'BEGIN { d = a - p; if (d < 0) d = -d
+                            exit !(d <= 0.002 * p + 5e-8) }'
+    check "$name: accesses window $win" \
+        equals "$(printf '%.2f' "$(human_value "$WORK/$name.txt" 'accesses window')")" "$win"
+    check "$name: accesses fp $afp" \
+        equals "$(printf '%.2f' "$(human_value "$WORK/$name.txt" 'accesses fp')")" "$afp"
+    check "$name: accesses false $afalse" \
+        equals "$(printf '%.2f' "$(json_value "$WORK/$name.json" accesses_false)")" "$afalse"
+    check "$name: npws $npws" \
+        equals "$(printf '%.2f' "$(json_value "$WORK/$name.json" npws)")" "$npws"
+done <<'TABLE3'
+2 3 64 4 0.0159865 3.30 2.72 2.25 0.36
+2 3 512 4 0.0121825 3.31 2.71 2.23 0.35
+2 5 64 4 0.0257532 3.80 3.28 3.37 0.21
+2 5 512 4 0.0197654 3.81 3.26 3.33 0.21
+3 5 64 4 0.0016005 4.40 3.85 2.29 0.22
+3 5 512 4 0.0010688 4.40 3.83 2.26 0.21
+3 8 64 4 0.0026767 4.92 4.41 3.43 0.13
+3 8 512 4 0.0017993 4.92 4.39 3.38 0.13
+2 3 64 8 0.0005608 3.33 2.70 2.05 0.34
+2 3 512 8 0.0000738 3.33 2.68 2.02 0.33
+2 5 64 8 0.0009231 3.80 3.23 3.08 0.20
+2 5 512 8 0.0001226 3.80 3.21 3.03 0.20
+3 5 64 8 0.0000104 4.40 3.82 2.05 0.20
+3 5 512 8 0.0000005 4.40 3.78 2.02 0.20
+3 8 64 8 0.0000178 4.88 4.35 3.08 0.13
+3 8 512 8 0.0000009 4.88 4.32 3.03 0.13
+TABLE3
+
+# The paper's Table 4: bits per element of four of those (B = 512).
+for row in "2 5 4 16.2" "3 8 4 23.9" "2 5 8 32.6" "3 8 8 48.0"; do
+    set -- $row
+    check "(k=$1, l=$2, B=512, b=$3) at window 1e6: $4 bits per item (Table 4)" \
+        equals "$(printf '%.1f' "$(json_value "$WORK/table3-$1-$2-512-$3.json" bits_per_item)")" "$4"
+done
+# --blocked alone means 512-bit blocks with 8 bits each; --block-bits or
+# --block-hashes alone imply --blocked.
+"$EBB" params --k 2 --l 5 --blocked --json >"$WORK/blocked-default.json"
+check "--blocked defaults to B = 512, b = 8" \
+    same_file "$WORK/table3-2-5-512-8.json" "$WORK/blocked-default.json"
+"$EBB" params --k 2 --l 5 --block-hashes 4 --json >"$WORK/blocked-implied.json"
+check "--block-hashes implies --blocked (B = 512)" \
+    same_file "$WORK/table3-2-5-512-4.json" "$WORK/blocked-implied.json"
+"$EBB" params --k 2 --l 5 --block-bits 64 --json >"$WORK/blocked-implied64.json"
+check "--block-bits implies --blocked (b = 8)" \
+    same_file "$WORK/table3-2-5-64-8.json" "$WORK/blocked-implied64.json"
+check "blocked and plain shapes differ" \
+    test "$(json_value "$WORK/table3-2-5-512-8.json" slice_bits)" != \
+        "$("$EBB" params --k 2 --l 5 --json | awk -F'"slice_bits": ' '{ split($2, a, ","); print a[1] }')"
+
+# The chooser: the target is met by the shape's fp, the NPWS bound by its
+# NPWS, and ebb dedup --blocked builds what ebb params --blocked describes.
+check_blocked chosen 512 8 --window 1e6 --fp 0.01 --blocked
+check "blocked chooser: fp 0.01 is met" \
+    at_most "$(json_value "$WORK/chosen.json" fp)" 0.01
+check "blocked chooser: window 1e6 is covered" \
+    at_most 1000000 "$(human_value "$WORK/chosen.txt" window)"
+check_blocked chosen-npws 64 4 --window 1e5 --fp 0.001 --max-npws 0.1 \
+    --block-bits 64 --block-hashes 4
+check "blocked chooser: fp 0.001 is met" \
+    at_most "$(json_value "$WORK/chosen-npws.json" fp)" 0.001
+check "blocked chooser: max-npws 0.1 is met" \
+    at_most "$(json_value "$WORK/chosen-npws.json" npws)" 0.1
+"$EBB" dedup --window 1e6 --fp 0.01 --blocked --stats </dev/null \
+    2>"$WORK/dedup-blocked.stats"
+for field in k l window; do
+    check "dedup --blocked $field equals params --blocked" \
+        equals "$(stat_value "$WORK/dedup-blocked.stats" "$field")" \
+            "$(human_value "$WORK/chosen.txt" "$field")"
+done
+check "dedup --blocked memory equals params --blocked" \
+    equals "$(stat_value "$WORK/dedup-blocked.stats" 'memory bytes')" \
+        "$(json_value "$WORK/chosen.json" memory_bytes)"
 
 finish

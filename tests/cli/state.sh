@@ -8,6 +8,9 @@
 #   - a corrupt, truncated or foreign state file is refused (exit 1, one
 #     message naming the file) and left exactly as it was;
 #   - shape options that contradict the saved filter are usage errors;
+#   - all of this for blocked filters (--blocked) too; a state's kind (plain
+#     or blocked) that contradicts --blocked / --block-bits / --block-hashes
+#     is a usage error;
 #   - saving is atomic: a failed save or a failed run leaves the old file,
 #     and no temporary file survives success or failure.
 
@@ -185,6 +188,87 @@ expect_shape_error "ebb dedup: --max-npws 0.001 disagrees with the state in '$WO
 run_capture "$WORK/shape-same" /dev/null \
     "$EBB" dedup --state "$WORK/shape.state" --window "$WINDOW" --fp 0.01
 check "the options the state was made with are accepted" equals "$status" 0
+
+# --- Blocked filters ---------------------------------------------------
+# Resuming: the first run says --blocked, the second nothing (the kind comes
+# from the state), the third repeats the options it was made with.
+"$EBB" dedup --window "$WINDOW" --blocked "$WORK/all.in" >"$WORK/one-run.blocked"
+BLOCKED="$WORK/resume.blocked.state"
+rm -f "$BLOCKED"
+"$EBB" dedup --window "$WINDOW" --blocked --state "$BLOCKED" "$WORK/a.in" \
+    >"$WORK/part-a.blocked"
+check "blocked: first part exit 0" equals "$?" 0
+"$EBB" dedup --state "$BLOCKED" "$WORK/b.in" >"$WORK/part-b.blocked"
+check "blocked: second part exit 0" equals "$?" 0
+"$EBB" dedup --window "$WINDOW" --blocked --block-bits 512 --block-hashes 8 \
+    --fp 0.01 --state "$BLOCKED" <"$WORK/c.in" >"$WORK/part-c.blocked"
+check "blocked: third part (all options repeated) exit 0" equals "$?" 0
+cat "$WORK/part-a.blocked" "$WORK/part-b.blocked" "$WORK/part-c.blocked" \
+    >"$WORK/resumed.blocked"
+check "blocked: resumed runs print what one run prints" \
+    same_file "$WORK/one-run.blocked" "$WORK/resumed.blocked"
+check "blocked: the output is not trivial" \
+    test "$(wc -l <"$WORK/one-run.blocked")" -gt 1000
+check "blocked: the state is a family-2 snapshot (bytes 6-7 = 2 0)" \
+    equals "$(od -An -tu1 -j 6 -N 2 "$BLOCKED" | tr -s ' ')" " 2 0"
+check "plain: the state is a family-1 snapshot (bytes 6-7 = 1 0)" \
+    equals "$(od -An -tu1 -j 6 -N 2 "$STATE" | tr -s ' ')" " 1 0"
+
+# A loaded blocked filter reports its block shape and the fp of its shape.
+cp "$BLOCKED" "$WORK/blocked-stats.state"
+"$EBB" dedup --stats --state "$WORK/blocked-stats.state" </dev/null \
+    2>"$WORK/blocked-loaded.stats"
+check "loaded blocked filter: block bits 512" \
+    equals "$(stat_value "$WORK/blocked-loaded.stats" 'block bits')" 512
+check "loaded blocked filter: block hashes 8" \
+    equals "$(stat_value "$WORK/blocked-loaded.stats" 'block hashes')" 8
+bk=$(stat_value "$WORK/blocked-loaded.stats" k)
+bl=$(stat_value "$WORK/blocked-loaded.stats" l)
+"$EBB" params --blocked --k "$bk" --l "$bl" --window "$WINDOW" --json \
+    >"$WORK/blocked-params.json"
+check "loaded blocked filter without --fp reports the fp of its shape" \
+    grep -q "\"fp\": $(stat_value "$WORK/blocked-loaded.stats" fp)," \
+        "$WORK/blocked-params.json"
+check "loaded blocked filter has the memory ebb params gives" \
+    grep -q "\"memory_bytes\": $(stat_value "$WORK/blocked-loaded.stats" \
+        'memory bytes')," "$WORK/blocked-params.json"
+
+# expect_state_error <state file> <expected stderr line> <options...>: the
+# state is left untouched, nothing is printed, exit 2.
+expect_state_error() {
+    local file=$1 expected=$2
+    shift 2
+    cp "$file" "$WORK/kind.state"
+    run_capture "$WORK/kind" "$WORK/a.in" \
+        "$EBB" dedup --state "$WORK/kind.state" "$@"
+    check "$*: exit 2 (got $status)" equals "$status" 2
+    check "$*: the one expected message" stderr_is "$WORK/kind.err" \
+        "$(printf '%s' "$expected" | sed "s|@|$WORK/kind.state|")"
+    check "$*: state untouched" same_file "$file" "$WORK/kind.state"
+    check "$*: no output" test ! -s "$WORK/kind.out"
+}
+expect_state_error "$STATE" \
+    "ebb dedup: --blocked disagrees with the state in '@' (a plain filter)" \
+    --blocked
+expect_state_error "$STATE" \
+    "ebb dedup: --block-bits 512 disagrees with the state in '@' (a plain filter)" \
+    --block-bits 512
+expect_state_error "$STATE" \
+    "ebb dedup: --block-hashes 8 disagrees with the state in '@' (a plain filter)" \
+    --block-hashes 8 --window "$WINDOW"
+expect_state_error "$BLOCKED" \
+    "ebb dedup: --block-bits 64 disagrees with the state in '@' (block bits 512)" \
+    --block-bits 64
+expect_state_error "$BLOCKED" \
+    "ebb dedup: --block-hashes 4 disagrees with the state in '@' (block hashes 8)" \
+    --blocked --block-hashes 4
+blocked_window=$(stat_value "$WORK/blocked-loaded.stats" window)
+expect_state_error "$BLOCKED" \
+    "ebb dedup: --window 5000 disagrees with the state in '@' (window $blocked_window)" \
+    --window 5000
+expect_state_error "$BLOCKED" \
+    "ebb dedup: --fp 0.001 disagrees with the state in '@' (k=$bk, l=$bl)" \
+    --fp 0.001
 
 # --- Failed runs and failed saves leave the old state -------------------
 cp "$STATE" "$WORK/keep.state"

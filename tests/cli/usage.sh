@@ -78,11 +78,50 @@ expect_usage "ebb dedup: invalid --window '0': $positive" \
     dedup --state "$WORK/never-created" --window 0 /nonexistent
 check "a usage error creates no state file" test ! -e "$WORK/never-created"
 
+# dedup and params: the block options.
+block_bits='must be 64 or 512'
+block_hashes='must be 1, 2, 4 or 8'
+for command in dedup params; do
+    for bad in 0 1 32 63 65 128 256 1024 -64 64.5 abc '' ' 64' 1e30; do
+        expect_usage "ebb $command: invalid --block-bits '$bad': $block_bits" \
+            $command --block-bits "$bad"
+    done
+    for bad in 0 3 5 6 7 16 32 -1 2.5 x '' 1e30; do
+        expect_usage "ebb $command: invalid --block-hashes '$bad': $block_hashes" \
+            $command --block-hashes "$bad"
+    done
+    expect_usage "ebb $command: option '--blocked' does not take an argument" \
+        $command --blocked=yes
+    expect_usage "ebb $command: option '--block-bits' requires an argument" \
+        $command --block-bits
+    expect_usage "ebb $command: option '--block-hashes' requires an argument" \
+        $command --block-hashes
+done
+expect_usage "ebb dedup: invalid --block-bits '128': $block_bits" \
+    dedup --blocked --block-bits 128 --state "$WORK/never-created" /nonexistent
+check "a bad --block-bits creates no state file" test ! -e "$WORK/never-created"
+# --fill describes plain slices only.
+expect_usage "ebb params: --fill cannot be combined with --blocked" \
+    params --k 2 --l 5 --blocked --fill linear
+expect_usage "ebb params: --fill cannot be combined with --blocked" \
+    params --k 2 --l 5 --fill linear --block-bits 64
+expect_usage "ebb params: --fill cannot be combined with --blocked" \
+    params --k 2 --l 5 --fill geometric --block-hashes 4
+# The other combination rules hold with --blocked too.
+expect_usage "ebb params: --k and --l must be given together" \
+    params --k 2 --blocked
+expect_usage "ebb params: --fp cannot be combined with --k and --l" \
+    params --k 2 --l 5 --fp 0.01 --blocked
+expect_usage "ebb params: give --window and --fp, or --k and --l (run 'ebb params --help')" \
+    params --window 1000 --blocked
+
 # dedup: shapes the library refuses are usage errors with its message.
 expect_usage_prefix "ebb dedup: cannot build a filter for window 1000000000000000 and fp 0.01: " \
     dedup --window 1e15
 expect_usage_prefix "ebb dedup: cannot build a filter for window 18446744073709551615 and fp 0.01: " \
     dedup --window 18446744073709551615
+expect_usage_prefix "ebb dedup: cannot build a filter for window 18446744073709551615 and fp 0.01 (blocked, 64-bit blocks, 4 bits per block): " \
+    dedup --window 18446744073709551615 --block-bits 64 --block-hashes 4
 
 # params.
 expect_usage "ebb params: give --window and --fp, or --k and --l (run 'ebb params --help')" \
@@ -116,6 +155,10 @@ expect_usage "ebb params: option '--json' does not take an argument" \
     params --json=1
 expect_usage_prefix "ebb params: cannot size a filter for --window 18446744073709551615 --fp 0.01: " \
     params --window 18446744073709551615 --fp 0.01
+expect_usage_prefix "ebb params: cannot size a filter for --window 18446744073709551615 --fp 0.01: " \
+    params --window 18446744073709551615 --fp 0.01 --blocked
+expect_usage_prefix "ebb params: cannot size k=4, l=3 for a window of 18446744073709551615: " \
+    params --k 4 --l 3 --window 18446744073709551615 --blocked
 
 # --help and --version: stdout, exit 0, nothing on stderr.
 expect_help() {
@@ -134,6 +177,11 @@ expect_help '^  params ' --help
 expect_help '^Usage: ebb dedup' dedup --help
 expect_help 'default 1000000' dedup --help
 expect_help 'default 0.01' dedup --help
+expect_help '^  --blocked ' dedup --help
+expect_help '^  --block-bits B' dedup --help
+expect_help '^  --block-hashes b' dedup --help
+expect_help '^  --blocked ' params --help
+expect_help '^  --block-bits B' params --help
 expect_help '^Usage: ebb params' params --help
 # --help wins over the options and operands after it.
 expect_help '^Usage: ebb dedup' dedup --window 5 --help /nonexistent

@@ -14,8 +14,15 @@
 #define MAX_SLICES (EBB_APBF_MAX_K + EBB_APBF_MAX_L)
 
 void fp_exact_ratios(const ebb_apbf_params *p, double *ratios) {
-    double log_keep = log1p(-1.0 / (double)p->slice_bits);
+    double log_keep;
     uint32_t i;
+    if (p->block_bits != 0) {
+        /* Blocked slices: the library's Poisson block model (see the
+         * header); computed there, not here. */
+        assert_int_equal(ebb_apbf_shape_ratios(p, ratios), EBB_OK);
+        return;
+    }
+    log_keep = log1p(-1.0 / (double)p->slice_bits);
     for (i = 0; i < p->k + p->l; i++) {
         uint32_t generations = i < p->k ? i + 1 : p->k;
         double insertions = (double)generations * (double)p->generation;
@@ -29,16 +36,26 @@ double fp_exact_rate(const ebb_apbf_params *p) {
     return ebb_apbf_fp_ratios(p->k, p->l, ratios);
 }
 
+uint64_t fp_worst_moment_insertions(const ebb_apbf_params *p) {
+    /* k + l + 3 full generations: k + l + 2 shifts, the last one full. */
+    return (uint64_t)(p->k + p->l + 3) * p->generation;
+}
+
+support_key fp_inserted_key(unsigned filter_id, uint64_t index) {
+    return support_key_make(KEYS_INSERTED, ((uint64_t)filter_id << 32) | index);
+}
+
+support_key fp_fresh_key(unsigned filter_id, uint64_t index) {
+    return support_key_make(KEYS_FRESH, ((uint64_t)filter_id << 32) | index);
+}
+
 void fp_fill_to_worst_moment(ebb_apbf *filter, unsigned filter_id) {
     ebb_apbf_stats stats;
     uint64_t total, i;
     ebb_apbf_get_stats(filter, &stats);
-    /* k + l + 3 full generations: k + l + 2 shifts, the last one full. */
-    total = (uint64_t)(stats.params.k + stats.params.l + 3) *
-            stats.params.generation;
+    total = fp_worst_moment_insertions(&stats.params);
     for (i = 0; i < total; i++) {
-        support_key key =
-            support_key_make(KEYS_INSERTED, ((uint64_t)filter_id << 32) | i);
+        support_key key = fp_inserted_key(filter_id, i);
         ebb_apbf_add(filter, key.bytes, sizeof key.bytes);
     }
     ebb_apbf_get_stats(filter, &stats);
@@ -50,13 +67,11 @@ static uint64_t probe_fresh(const ebb_apbf *filter, unsigned filter_id,
                             uint64_t queries) {
     uint64_t i, hits = 0;
     for (i = 0; i < queries; i++) {
-        support_key key =
-            support_key_make(KEYS_FRESH, ((uint64_t)filter_id << 32) | i);
+        support_key key = fp_fresh_key(filter_id, i);
         hits += ebb_apbf_contains(filter, key.bytes, sizeof key.bytes);
     }
     return hits;
 }
-
 fp_result fp_measure(const fp_plan *plan) {
     fp_result result = {0, 0, 0, 0, 0, 0};
     double sum = 0, sum_squares = 0, mean;

@@ -11,6 +11,12 @@
  * false-positive probability is multilinear in the r_i, the expected rate is
  * exactly ebb_apbf_fp_ratios(k, l, r): no approximation beyond the hashing.
  *
+ * Blocked slices (APBBF) hold the same keys per slice; a key matches a
+ * slice when the block it picks has its b bits set. Their expected match
+ * probabilities come from the library's model, ebb_apbf_shape_ratios
+ * (block false-positive rate over a Poisson block load), which the blocked
+ * tests check against measurements.
+ *
  * Several filters with different seeds are measured and aggregated; besides
  * the pooled binomial standard deviation, the standard error of the mean of
  * the per-filter rates is reported, which stays honest when keys are not
@@ -21,6 +27,7 @@
 
 #include <stdint.h>
 
+#include "../unit/support.h"
 #include "ebb/ebb.h"
 
 /* Called on each new filter before any insertion (e.g. to select an
@@ -44,11 +51,20 @@ typedef struct fp_result {
     double filter_se;     /* standard error of the mean per-filter rate  */
 } fp_result;
 
-/* The exact expected worst-moment fill ratios of a shape (see above). */
+/* The exact expected worst-moment fill ratios of a shape (see above; for a
+ * blocked shape, ebb_apbf_shape_ratios). */
 void fp_exact_ratios(const ebb_apbf_params *p, double *ratios);
 
 /* The expected worst-moment rate of a shape. */
 double fp_exact_rate(const ebb_apbf_params *p);
+
+/* Insertions fp_fill_to_worst_moment makes: k + l + 3 generations. */
+uint64_t fp_worst_moment_insertions(const ebb_apbf_params *p);
+
+/* The index-th key fp_fill_to_worst_moment inserts into filter filter_id,
+ * and the index-th never-inserted key fp_measure probes it with. */
+support_key fp_inserted_key(unsigned filter_id, uint64_t index);
+support_key fp_fresh_key(unsigned filter_id, uint64_t index);
 
 /* Brings a new filter to its worst moment with distinct keys of a stream
  * private to filter_id (< 2^16). Asserts in_generation == g. */
