@@ -21,9 +21,10 @@
  *   - no false negatives: x added at time t is reported present by every
  *     query at time q with q - t <= T (unless the EVICT policy evicted the
  *     slices holding it, which the statistics count);
- *   - expiry: x stops being reported (but for false positives) about one
- *     generation, T / l, after t + T at a steady rate, and at once after an
- *     idle gap longer than T;
+ *   - expiry: from t + T + T / l on, x is reported with a probability that
+ *     halves each generation (T / l) down to the false-positive rate, as an
+ *     APBF's slack; after an idle gap longer than T nothing old is
+ *     reported;
  *   - false positives near the target at a steady rate; higher for a while
  *     after the rate jumps up (measured in docs/results/tlbf.md);
  *   - memory never exceeds max_memory.
@@ -47,8 +48,11 @@ typedef enum ebb_tlbf_policy {
     /* Refuse the insertion with EBB_ELIMIT; the filter is unchanged. */
     EBB_TLBF_REFUSE = 0,
     /* Drop the oldest live slices until the new one fits (shrinking it if
-     * even k - 1 others leave too little room). Items in evicted slices may
-     * be reported absent before T: counted in stats.evicted_slices. */
+     * even k - 1 others leave too little room; EBB_ELIMIT only when not
+     * even a slice of capacity k fits). Items in evicted slices may be
+     * reported absent before T: counted in stats.evicted_slices. Between
+     * calls memory stays within max_memory; inside the add that evicts, the
+     * new slice is allocated before the evicted ones are freed. */
     EBB_TLBF_EVICT = 1
 } ebb_tlbf_policy;
 
@@ -65,8 +69,8 @@ typedef struct ebb_tlbf_config {
 
 /* Creates a filter; (k, l) come from the APBF chooser for fp (and
  * max_npws), keys are hashed with seed. Errors: EBB_EINVAL (a field out of
- * range, unknown policy), EBB_ELIMIT (max_memory too small even for k + l
- * minimal slices), EBB_EOVERFLOW, EBB_ENOMEM. */
+ * range, unknown policy), EBB_ELIMIT (max_memory cannot hold the k first
+ * slices sized for initial_capacity), EBB_EOVERFLOW, EBB_ENOMEM. */
 ebb_status ebb_tlbf_create(const ebb_tlbf_config *config, uint64_t seed,
                            ebb_tlbf **out);
 
@@ -85,8 +89,12 @@ ebb_status ebb_tlbf_add(ebb_tlbf *filter, const void *key, size_t len,
 ebb_status ebb_tlbf_add_hash(ebb_tlbf *filter, ebb_hash128 hash,
                              int64_t now_ns);
 
-/* True when key was added during [now_ns - T, latest time seen] (always)
- * or is a false positive. Reads no clock, changes nothing. */
+/* True when key was added at a time t with t >= max(now_ns, latest) - T
+ * (always; latest is the latest time seen by add), or was added at a time
+ * within [now_ns - T, latest - T) and its slices have not been retired yet
+ * (only when now_ns is earlier than the latest time), or is a false
+ * positive. Reads no clock, changes nothing. INT64_MIN is read as
+ * INT64_MIN + 1 (the filter uses it to mean "never"), for add as well. */
 bool ebb_tlbf_contains(const ebb_tlbf *filter, const void *key, size_t len,
                        int64_t now_ns);
 bool ebb_tlbf_contains_hash(const ebb_tlbf *filter, ebb_hash128 hash,

@@ -1,14 +1,15 @@
 /*
  * snapshot.c: time-limited filter snapshots (family 3 of docs/format.md).
  *
- * Parameter block (128 bytes, little-endian):
+ * Parameter block (136 bytes, little-endian):
  *    0 k u32            4 l u32            8 span ns i64
  *   16 max memory u64  24 policy u32      28 slices u32
  *   32 initial capacity u64               40 left u64
- *   48 since shift u64 56 last shift ns i64
+ *   48 since rate base u64                56 rate base ns i64
  *   64 latest ns i64   72 ring slots u32  76 reserved u32 (0)
  *   80 insertions, 88 shifts, 96 evicted, 104 refused, 112 clamped,
- *  120 resets (u64 each)
+ *  120 resets (u64 each)                  128 estimate u64
+ *  136 generation start ns i64
  * Payload, for each slice from s_0: bits u64, capacity u64, inserted u64,
  * last ns i64, hash index u32, reserved u32 (0), then ceil(bits / 64)
  * words. Times are two's complement; INT64_MIN means "never".
@@ -19,7 +20,7 @@
 #include "core/codec.h"
 #include "tlbf/tlbf_internal.h"
 
-#define TLBF_PARAM_BYTES 128u
+#define TLBF_PARAM_BYTES 144u
 #define SLICE_HEADER_BYTES 40u
 
 static size_t payload_bytes(const ebb_tlbf *f)
@@ -57,8 +58,8 @@ ebb_status ebb_tlbf_save(const ebb_tlbf *f, void *buf, size_t capacity,
     ebb_put_u32(&w, f->count);
     ebb_put_u64(&w, f->initial_capacity);
     ebb_put_u64(&w, f->left);
-    ebb_put_u64(&w, f->since_shift);
-    put_i64(&w, f->last_shift_ns);
+    ebb_put_u64(&w, f->since_base);
+    put_i64(&w, f->rate_base_ns);
     put_i64(&w, f->latest_ns);
     ebb_put_u32(&w, f->ring_slots);
     ebb_put_u32(&w, 0);
@@ -68,6 +69,8 @@ ebb_status ebb_tlbf_save(const ebb_tlbf *f, void *buf, size_t capacity,
     ebb_put_u64(&w, f->refused);
     ebb_put_u64(&w, f->clamped);
     ebb_put_u64(&w, f->resets);
+    ebb_put_u64(&w, f->estimate);
+    put_i64(&w, f->generation_ns);
     for (uint32_t i = 0; i < f->count; i++) {
         const tlbf_slice *s = ebb_tlbf_at(f, i);
         ebb_put_u64(&w, s->nbits);
@@ -87,9 +90,10 @@ ebb_status ebb_tlbf_save(const ebb_tlbf *f, void *buf, size_t capacity,
 /* The fixed part, read and checked before anything is allocated. */
 typedef struct tlbf_header {
     uint32_t k, l, policy, count, slots, reserved;
-    uint64_t span, max_memory, initial_capacity, left, since_shift;
-    uint64_t last_shift, latest;
+    uint64_t span, max_memory, initial_capacity, left, since_base;
+    uint64_t rate_base, latest;
     uint64_t counters[6];
+    uint64_t estimate, generation;
 } tlbf_header;
 
 static bool read_header(ebb_reader *r, tlbf_header *h)
@@ -98,12 +102,13 @@ static bool read_header(ebb_reader *r, tlbf_header *h)
               ebb_get_u64(r, &h->span) && ebb_get_u64(r, &h->max_memory) &&
               ebb_get_u32(r, &h->policy) && ebb_get_u32(r, &h->count) &&
               ebb_get_u64(r, &h->initial_capacity) &&
-              ebb_get_u64(r, &h->left) && ebb_get_u64(r, &h->since_shift) &&
-              ebb_get_u64(r, &h->last_shift) && ebb_get_u64(r, &h->latest) &&
+              ebb_get_u64(r, &h->left) && ebb_get_u64(r, &h->since_base) &&
+              ebb_get_u64(r, &h->rate_base) && ebb_get_u64(r, &h->latest) &&
               ebb_get_u32(r, &h->slots) && ebb_get_u32(r, &h->reserved);
     for (unsigned i = 0; ok && i < 6; i++)
         ok = ebb_get_u64(r, &h->counters[i]);
-    return ok;
+    return ok && ebb_get_u64(r, &h->estimate) &&
+           ebb_get_u64(r, &h->generation);
 }
 
 static bool header_valid(const tlbf_header *h)
@@ -114,7 +119,11 @@ static bool header_valid(const tlbf_header *h)
            h->count >= h->k && h->count <= h->k + EBB_TLBF_MAX_EXTRA &&
            h->slots >= h->count && h->slots <= 2u * (h->k + EBB_TLBF_MAX_EXTRA) &&
            h->initial_capacity >= 1 && h->reserved == 0 &&
-           (int64_t)h->latest >= (int64_t)h->last_shift;
+           (int64_t)h->latest >= (int64_t)h->rate_base &&
+           h->estimate >= 1 && h->estimate <= EBB_APBF_MAX_SLICE_BITS &&
+           (int64_t)h->generation <= (int64_t)h->latest &&
+           ((int64_t)h->generation == EBB_TLBF_NEVER) ==
+               ((int64_t)h->latest == EBB_TLBF_NEVER);
 }
 
 /* One slice's header, checked against its neighbour (the newer one). */
@@ -168,8 +177,10 @@ static void apply_header(ebb_tlbf *f, const tlbf_header *h, uint64_t seed)
     f->seed = seed;
     f->initial_capacity = h->initial_capacity;
     f->left = h->left;
-    f->since_shift = h->since_shift;
-    f->last_shift_ns = (int64_t)h->last_shift;
+    f->since_base = h->since_base;
+    f->rate_base_ns = (int64_t)h->rate_base;
+    f->estimate = h->estimate;
+    f->generation_ns = (int64_t)h->generation;
     f->latest_ns = (int64_t)h->latest;
     f->insertions = h->counters[0];
     f->shifts = h->counters[1];

@@ -40,8 +40,13 @@ struct ebb_tlbf {
     size_t bits_bytes;           /* footprints of the slices' blocks       */
 
     uint64_t left;               /* insertions before the next shift       */
-    uint64_t since_shift;        /* insertions since the last shift        */
-    int64_t last_shift_ns;
+    /* Rate estimation: insertions counted since rate_base_ns, turned into
+     * a per-generation estimate once at least a quarter generation of time
+     * has passed (a coarse or repeated clock never reads as infinite). */
+    uint64_t since_base;
+    int64_t rate_base_ns;
+    uint64_t estimate;           /* insertions per generation, smoothed    */
+    int64_t generation_ns;       /* when the current generation began      */
     int64_t latest_ns;           /* EBB_TLBF_NEVER before the first call   */
 
     uint64_t insertions, shifts, evicted, refused, clamped, resets;
@@ -58,10 +63,18 @@ static inline tlbf_slice *ebb_tlbf_at(const ebb_tlbf *f, uint32_t i)
  * slice blocks. */
 size_t ebb_tlbf_footprint(uint32_t slots, size_t bits);
 
-/* The slice footprint for a capacity: m = ceil(c / ln 2) bits, line-aligned
- * words. 0 on overflow. */
+/* Bits for a capacity: m = ceil(c / ln 2), so floor(m ln 2) >= c. 0 when
+ * too large. */
 uint64_t ebb_tlbf_bits_for(uint64_t capacity);
+
+/* Bytes of the block holding a slice of nbits: the words rounded up to a
+ * size class (1/64 of the largest power of two below, at least one cache
+ * line), so blocks of nearly equal slices can be reused, and a function of
+ * nbits alone, so a loaded filter holds exactly what the saved one held. */
 size_t ebb_tlbf_block_bytes(uint64_t nbits);
+
+/* The per-generation estimate the initial capacity gives. */
+uint64_t ebb_tlbf_initial_estimate(const ebb_tlbf *f);
 
 /* A filter with shape (k, l), an empty ring of `slots` entries and no
  * slices. EBB_ENOMEM. */
