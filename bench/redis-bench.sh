@@ -1,0 +1,133 @@
+#!/usr/bin/env bash
+# redis-bench.sh: ebb.so under redis-benchmark, against SET on the same
+# server in the same run (the redis part of `make bench`).
+#
+#   bash bench/redis-bench.sh [build directory | path to ebb.so]
+#
+# Starts a redis-server with the module on a free loopback port (in a
+# temporary directory, no persistence), reserves an APBF with a window of
+# 10^6 at 1% and a TLBF, then runs redis-benchmark at -P 32 with random
+# items (__rand_int__ over 10^6 values) for SET, APBF.ADD, APBF.EXISTS and
+# TLBF.ADD, ROUNDS times each, interleaved so that a slow moment of the
+# machine hits every command alike. Prints, per command, the median
+# requests/s, its ratio to SET's, and usec_per_call from INFO commandstats
+# (server time per call, all rounds), then one `target met: yes/no` line per
+# target of the Redis module issue:
+#   - APBF.ADD at w = 10^6 costs <= 0.5 us per call server-side;
+#   - APBF.ADD throughput at -P 32 is >= 1.2x SET's.
+#
+# Environment: REQUESTS (default 1000000 per run), ROUNDS (default 3).
+set -euo pipefail
+
+target=${1:-build-bench}
+if [ -d "$target" ]; then
+    module="$target/redis/ebb.so"
+else
+    module=$target
+fi
+if [ ! -f "$module" ]; then
+    echo "redis-bench: no module at $module (build the ebb_redis_module target)" >&2
+    exit 1
+fi
+module=$(realpath "$module")
+for program in redis-server redis-cli redis-benchmark; do
+    command -v "$program" >/dev/null ||
+        { echo "redis-bench: $program not found (scripts/install-deps.sh)" >&2; exit 1; }
+done
+
+REQUESTS=${REQUESTS:-1000000}
+ROUNDS=${ROUNDS:-3}
+PIPELINE=32
+KEYSPACE=1000000
+WINDOW=1000000
+MAX_USEC_PER_CALL=0.5
+MIN_RATIO_TO_SET=1.2
+
+# A port below the ephemeral range that nobody listens on.
+port_in_use() { (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
+ephemeral_low=$(cut -f 1 /proc/sys/net/ipv4/ip_local_port_range 2>/dev/null || echo 32768)
+port=""
+for attempt in $(seq 1 200); do
+    candidate=$((10000 + RANDOM % (ephemeral_low - 10000)))
+    if ! port_in_use "$candidate"; then
+        port=$candidate
+        break
+    fi
+done
+[ -n "$port" ] || { echo "redis-bench: no free port" >&2; exit 1; }
+
+dir=$(mktemp -d)
+server_pid=""
+cleanup() {
+    if [ -n "$server_pid" ]; then
+        kill "$server_pid" 2>/dev/null || true
+        wait "$server_pid" 2>/dev/null || true
+    fi
+    rm -rf "$dir"
+}
+trap cleanup EXIT
+
+redis-server --port "$port" --bind 127.0.0.1 --dir "$dir" --save '' \
+    --appendonly no --logfile "$dir/redis.log" --loadmodule "$module" &
+server_pid=$!
+for attempt in $(seq 1 100); do
+    [ "$(redis-cli -p "$port" PING 2>/dev/null)" = PONG ] && break
+    sleep 0.1
+done
+r() { redis-cli -p "$port" "$@"; }
+[ "$(r PING)" = PONG ] || { cat "$dir/redis.log" >&2; exit 1; }
+
+r APBF.RESERVE bench:apbf "$WINDOW" ERROR 0.01 >/dev/null
+# A 10 s span at the rate the benchmark sends, and room to spare: the TLBF
+# must never refuse during the run.
+r TLBF.RESERVE bench:tlbf 10000 ERROR 0.01 RATE 500000 MAXMEMORY 1073741824 >/dev/null
+r CONFIG RESETSTAT >/dev/null
+
+COMMANDS=(
+    "SET bench:__rand_int__ xxx"
+    "APBF.ADD bench:apbf __rand_int__"
+    "APBF.EXISTS bench:apbf __rand_int__"
+    "TLBF.ADD bench:tlbf __rand_int__"
+)
+
+declare -A RPS=()
+for round in $(seq 1 "$ROUNDS"); do
+    for command in "${COMMANDS[@]}"; do
+        # shellcheck disable=SC2086
+        rps=$(redis-benchmark -p "$port" -P "$PIPELINE" -n "$REQUESTS" \
+            -r "$KEYSPACE" --csv $command | awk -F'"' 'NR == 2 { print $4 }')
+        RPS[$command]="${RPS[$command]:-} $rps"
+    done
+done
+
+median() { tr ' ' '\n' | grep -v '^$' | sort -g | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
+usec_per_call() {
+    r INFO commandstats | tr -d '\r' |
+        awk -F'[:,=]' -v name="cmdstat_$1" 'tolower($1) == tolower(name) {
+            for (i = 2; i < NF; i += 2) if ($i == "usec_per_call") print $(i + 1) }'
+}
+
+set_rps=$(median <<<"${RPS[${COMMANDS[0]}]}")
+refused=$(r TLBF.INFO bench:tlbf | awk 'found { print; exit } $0 == "refused" { found = 1 }')
+
+echo "Redis $(redis-server --version | awk '{ print $3 }' | cut -d= -f2), -P $PIPELINE," \
+    "$REQUESTS requests x $ROUNDS rounds per command, __rand_int__ over $KEYSPACE," \
+    "APBF window $WINDOW at 1%"
+printf '%-38s %14s %13s %14s\n' command "requests/s" "ratio to SET" "usec_per_call"
+for command in "${COMMANDS[@]}"; do
+    name=${command%% *}
+    rps=$(median <<<"${RPS[$command]}")
+    printf '%-38s %14.0f %13.2f %14s\n' "$command" "$rps" \
+        "$(awk -v a="$rps" -v b="$set_rps" 'BEGIN { print a / b }')" \
+        "$(usec_per_call "$name")"
+done
+echo "(TLBF refused during the run: $refused)"
+
+add_usec=$(usec_per_call APBF.ADD)
+add_ratio=$(awk -v a="$(median <<<"${RPS[${COMMANDS[1]}]}")" -v b="$set_rps" \
+    'BEGIN { printf "%.2f", a / b }')
+yes_no() { awk "BEGIN { print ($1) ? \"yes\" : \"no\" }"; }
+echo "target met: $(yes_no "$add_usec <= $MAX_USEC_PER_CALL")" \
+    "(APBF.ADD usec_per_call $add_usec <= $MAX_USEC_PER_CALL)"
+echo "target met: $(yes_no "$add_ratio >= $MIN_RATIO_TO_SET")" \
+    "(APBF.ADD throughput ${add_ratio}x SET >= ${MIN_RATIO_TO_SET}x)"

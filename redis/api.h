@@ -1,0 +1,258 @@
+/*
+ * api.h: the part of the Redis module API that ebb.so uses, declared by us.
+ *
+ * Written from the documented interface (the "Modules API reference" of
+ * redis.io): the signatures of the functions, the layout of the type-method
+ * table and the numeric values of the few constants we pass. Nothing else of
+ * the server's header is needed, so none is copied. Every function is a
+ * pointer filled at load time by ebb_redis_api_load(), which asks the server
+ * for each one by name through RedisModule_GetApi, as the documented
+ * initialisation does.
+ *
+ * The module is built for the API of Redis 7.0 (Debian 12). Functions added
+ * later are "optional": fetched if the server has them, NULL otherwise.
+ */
+#ifndef EBB_REDIS_API_H
+#define EBB_REDIS_API_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* Opaque handles owned by the server. */
+typedef struct RedisModuleCtx RedisModuleCtx;
+typedef struct RedisModuleKey RedisModuleKey;
+typedef struct RedisModuleString RedisModuleString;
+typedef struct RedisModuleIO RedisModuleIO;
+typedef struct RedisModuleType RedisModuleType;
+typedef struct RedisModuleDigest RedisModuleDigest;
+typedef struct RedisModuleDefragCtx RedisModuleDefragCtx;
+typedef struct RedisModuleKeyOptCtx RedisModuleKeyOptCtx;
+typedef struct RedisModuleCommand RedisModuleCommand;
+
+/* Status of API calls and of command handlers. */
+#define REDISMODULE_OK 0
+#define REDISMODULE_ERR 1
+
+/* The API version a module registers with (the only one there is). */
+#define REDISMODULE_APIVER_1 1
+
+/* Modes of RedisModule_OpenKey. */
+#define REDISMODULE_READ (1 << 0)
+#define REDISMODULE_WRITE (1 << 1)
+
+/* Results of RedisModule_KeyType that we look at. */
+#define REDISMODULE_KEYTYPE_EMPTY 0
+#define REDISMODULE_KEYTYPE_MODULE 6
+
+/* RedisModule_ReplyWithArray: the length follows with ReplySetArrayLength. */
+#define REDISMODULE_POSTPONED_LEN (-1L)
+
+/* RedisModule_SetModuleOptions: our rdb_load checks RedisModule_IsIOError
+ * itself instead of letting the server abort on a short read. */
+#define REDISMODULE_OPTIONS_HANDLE_IO_ERRORS (1 << 0)
+
+/* RedisModule_GetContextFlags: the command came from the primary over the
+ * replication link; the server is loading (an AOF replay). */
+#define REDISMODULE_CTX_FLAGS_REPLICATED (1 << 12)
+#define REDISMODULE_CTX_FLAGS_LOADING (1 << 13)
+
+/* The layout version of RedisModuleTypeMethods we fill (Redis 7.0's). */
+#define REDISMODULE_TYPE_METHOD_VERSION 4
+
+/* The documented reply for a key of another type. */
+#define REDISMODULE_ERRORMSG_WRONGTYPE                                         \
+    "WRONGTYPE Operation against a key holding the wrong kind of value"
+
+typedef int (*RedisModuleCmdFunc)(RedisModuleCtx *ctx,
+                                  RedisModuleString **argv, int argc);
+
+/* Data type callbacks. */
+typedef void *(*RedisModuleTypeLoadFunc)(RedisModuleIO *rdb, int encver);
+typedef void (*RedisModuleTypeSaveFunc)(RedisModuleIO *rdb, void *value);
+typedef void (*RedisModuleTypeRewriteFunc)(RedisModuleIO *aof,
+                                           RedisModuleString *key,
+                                           void *value);
+typedef size_t (*RedisModuleTypeMemUsageFunc)(const void *value);
+typedef void (*RedisModuleTypeDigestFunc)(RedisModuleDigest *digest,
+                                          void *value);
+typedef void (*RedisModuleTypeFreeFunc)(void *value);
+typedef int (*RedisModuleTypeAuxLoadFunc)(RedisModuleIO *rdb, int encver,
+                                          int when);
+typedef void (*RedisModuleTypeAuxSaveFunc)(RedisModuleIO *rdb, int when);
+typedef size_t (*RedisModuleTypeFreeEffortFunc)(RedisModuleString *key,
+                                                const void *value);
+typedef void (*RedisModuleTypeUnlinkFunc)(RedisModuleString *key,
+                                          const void *value);
+typedef void *(*RedisModuleTypeCopyFunc)(RedisModuleString *fromkey,
+                                         RedisModuleString *tokey,
+                                         const void *value);
+typedef int (*RedisModuleTypeDefragFunc)(RedisModuleDefragCtx *ctx,
+                                         RedisModuleString *key,
+                                         void **value);
+typedef size_t (*RedisModuleTypeMemUsageFunc2)(RedisModuleKeyOptCtx *ctx,
+                                               const void *value,
+                                               size_t sample_size);
+typedef size_t (*RedisModuleTypeFreeEffortFunc2)(RedisModuleKeyOptCtx *ctx,
+                                                 const void *value);
+typedef void (*RedisModuleTypeUnlinkFunc2)(RedisModuleKeyOptCtx *ctx,
+                                           const void *value);
+typedef void *(*RedisModuleTypeCopyFunc2)(RedisModuleKeyOptCtx *ctx,
+                                          const void *value);
+
+/* The method table of RedisModule_CreateDataType, fields in the documented
+ * order up to version 4. The server reads only the fields that the version
+ * it is given covers. */
+typedef struct RedisModuleTypeMethods {
+    uint64_t version;
+    RedisModuleTypeLoadFunc rdb_load;
+    RedisModuleTypeSaveFunc rdb_save;
+    RedisModuleTypeRewriteFunc aof_rewrite;
+    RedisModuleTypeMemUsageFunc mem_usage;
+    RedisModuleTypeDigestFunc digest;
+    RedisModuleTypeFreeFunc free;
+    /* version 2 */
+    RedisModuleTypeAuxLoadFunc aux_load;
+    RedisModuleTypeAuxSaveFunc aux_save;
+    int aux_save_triggers;
+    /* version 3 */
+    RedisModuleTypeFreeEffortFunc free_effort;
+    RedisModuleTypeUnlinkFunc unlink;
+    RedisModuleTypeCopyFunc copy;
+    RedisModuleTypeDefragFunc defrag;
+    /* version 4 */
+    RedisModuleTypeMemUsageFunc2 mem_usage2;
+    RedisModuleTypeFreeEffortFunc2 free_effort2;
+    RedisModuleTypeUnlinkFunc2 unlink2;
+    RedisModuleTypeCopyFunc2 copy2;
+} RedisModuleTypeMethods;
+
+#if defined(__GNUC__) || defined(__clang__)
+#define EBB_REDIS_PRINTF(fmt, args) __attribute__((format(printf, fmt, args)))
+#define EBB_REDIS_EXPORT __attribute__((visibility("default")))
+#else
+#define EBB_REDIS_PRINTF(fmt, args)
+#define EBB_REDIS_EXPORT
+#endif
+
+/* ------------------------------------------------------------------------ */
+/* Required functions (all exist in Redis 7.0)                              */
+/* ------------------------------------------------------------------------ */
+
+/* Initialisation. */
+extern void (*RedisModule_SetModuleAttribs)(RedisModuleCtx *ctx,
+                                            const char *name, int ver,
+                                            int apiver);
+extern int (*RedisModule_IsModuleNameBusy)(const char *name);
+extern int (*RedisModule_CreateCommand)(RedisModuleCtx *ctx,
+                                        const char *name,
+                                        RedisModuleCmdFunc cmdfunc,
+                                        const char *strflags, int firstkey,
+                                        int lastkey, int keystep);
+extern RedisModuleType *(*RedisModule_CreateDataType)(
+    RedisModuleCtx *ctx, const char *name, int encver,
+    RedisModuleTypeMethods *typemethods);
+extern void (*RedisModule_SetModuleOptions)(RedisModuleCtx *ctx,
+                                            int options);
+
+/* Heap: counted by the server, subject to maxmemory. TryAlloc returns NULL
+ * instead of aborting the server. */
+extern void *(*RedisModule_Alloc)(size_t bytes);
+extern void *(*RedisModule_TryAlloc)(size_t bytes);
+extern void (*RedisModule_Free)(void *ptr);
+
+/* Keys. */
+extern RedisModuleKey *(*RedisModule_OpenKey)(RedisModuleCtx *ctx,
+                                              RedisModuleString *keyname,
+                                              int mode);
+extern void (*RedisModule_CloseKey)(RedisModuleKey *kp);
+extern int (*RedisModule_KeyType)(RedisModuleKey *kp);
+extern int (*RedisModule_DeleteKey)(RedisModuleKey *key);
+extern int (*RedisModule_ModuleTypeSetValue)(RedisModuleKey *key,
+                                             RedisModuleType *mt,
+                                             void *value);
+extern RedisModuleType *(*RedisModule_ModuleTypeGetType)(
+    RedisModuleKey *key);
+extern void *(*RedisModule_ModuleTypeGetValue)(RedisModuleKey *key);
+
+/* Arguments. */
+extern const char *(*RedisModule_StringPtrLen)(const RedisModuleString *str,
+                                               size_t *len);
+extern int (*RedisModule_StringToLongLong)(const RedisModuleString *str,
+                                           long long *ll);
+extern int (*RedisModule_StringToDouble)(const RedisModuleString *str,
+                                         double *d);
+
+/* Replies. */
+extern int (*RedisModule_WrongArity)(RedisModuleCtx *ctx);
+extern int (*RedisModule_ReplyWithError)(RedisModuleCtx *ctx,
+                                         const char *err);
+extern int (*RedisModule_ReplyWithSimpleString)(RedisModuleCtx *ctx,
+                                                const char *msg);
+extern int (*RedisModule_ReplyWithLongLong)(RedisModuleCtx *ctx,
+                                            long long ll);
+extern int (*RedisModule_ReplyWithDouble)(RedisModuleCtx *ctx, double d);
+extern int (*RedisModule_ReplyWithStringBuffer)(RedisModuleCtx *ctx,
+                                                const char *buf,
+                                                size_t len);
+extern int (*RedisModule_ReplyWithArray)(RedisModuleCtx *ctx, long len);
+extern void (*RedisModule_ReplySetArrayLength)(RedisModuleCtx *ctx,
+                                               long len);
+
+/* Replication: fmt letters c (C string), s (RedisModuleString *),
+ * b (buffer, length), l (long long), v (RedisModuleString **, count). */
+extern int (*RedisModule_Replicate)(RedisModuleCtx *ctx,
+                                    const char *cmdname, const char *fmt,
+                                    ...);
+extern int (*RedisModule_ReplicateVerbatim)(RedisModuleCtx *ctx);
+
+/* REDISMODULE_CTX_FLAGS_* of the calling context. */
+extern int (*RedisModule_GetContextFlags)(RedisModuleCtx *ctx);
+
+/* The server's clock: Unix time in milliseconds. */
+extern long long (*RedisModule_Milliseconds)(void);
+
+/* RDB and AOF. */
+extern void (*RedisModule_SaveUnsigned)(RedisModuleIO *io, uint64_t value);
+extern uint64_t (*RedisModule_LoadUnsigned)(RedisModuleIO *io);
+extern void (*RedisModule_SaveStringBuffer)(RedisModuleIO *io,
+                                            const char *str, size_t len);
+extern char *(*RedisModule_LoadStringBuffer)(RedisModuleIO *io,
+                                             size_t *lenptr);
+extern int (*RedisModule_IsIOError)(RedisModuleIO *io);
+extern void (*RedisModule_EmitAOF)(RedisModuleIO *io, const char *cmdname,
+                                   const char *fmt, ...);
+
+/* Logging; level is "debug", "verbose", "notice" or "warning". */
+extern void (*RedisModule_Log)(RedisModuleCtx *ctx, const char *level,
+                               const char *fmt, ...) EBB_REDIS_PRINTF(3, 4);
+extern void (*RedisModule_LogIOError)(RedisModuleIO *io,
+                                      const char *levelstr,
+                                      const char *fmt, ...)
+    EBB_REDIS_PRINTF(3, 4);
+
+/* ------------------------------------------------------------------------ */
+/* Optional functions (newer servers); NULL when the server lacks them      */
+/* ------------------------------------------------------------------------ */
+
+/* Redis 7.4: calloc that returns NULL instead of aborting. */
+extern void *(*RedisModule_TryCalloc)(size_t nmemb, size_t size);
+/* Redis 7.0: the handle of a registered command (for ACL categories). */
+extern RedisModuleCommand *(*RedisModule_GetCommand)(RedisModuleCtx *ctx,
+                                                     const char *name);
+/* Redis 7.2: ACL categories of a module command. */
+extern int (*RedisModule_SetCommandACLCategories)(RedisModuleCommand *command,
+                                                  const char *ctgrsflags);
+/* Redis 7.4: a module-defined ACL category. */
+extern int (*RedisModule_AddACLCategory)(RedisModuleCtx *ctx,
+                                         const char *name);
+
+/* Fetches every function above from the server through the GetApi pointer
+ * the server places at the start of the load context. Returns
+ * REDISMODULE_ERR when a required function is missing. */
+int ebb_redis_api_load(RedisModuleCtx *ctx);
+
+/* The module's entry point, called by the server on MODULE LOAD. */
+EBB_REDIS_EXPORT int RedisModule_OnLoad(RedisModuleCtx *ctx,
+                                        RedisModuleString **argv, int argc);
+
+#endif /* EBB_REDIS_API_H */

@@ -1,0 +1,214 @@
+/*
+ * glue.h: what the APBF and TLBF data types of ebb.so share.
+ *
+ * - argument parsing and error replies with the module's wording;
+ * - the value a key holds (ebb_redis_value): a filter, or the bytes of a
+ *   filter being restored by LOADCHUNK, plus SCANDUMP's saved snapshot;
+ * - the data-type callbacks (RDB, AOF rewrite, MEMORY USAGE, COPY, free)
+ *   and SCANDUMP/LOADCHUNK, written once over a small table of the
+ *   family's library functions (ebb_redis_family).
+ *
+ * Everything a filter does lives in libebb; this is parsing and replies.
+ */
+#ifndef EBB_REDIS_GLUE_H
+#define EBB_REDIS_GLUE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <ebb/ebb.h>
+
+#include "api.h"
+
+/* RDB encoding version of both data types (the "encver" Redis stores with
+ * each value). Version 1: an unsigned kind (0 filter, 1 restore in
+ * progress), then for kind 0 the library snapshot as one string, for kind 1
+ * the announced snapshot length and the bytes received so far. */
+#define EBB_REDIS_ENCODING_VERSION 1
+
+/* Bytes per SCANDUMP reply and per LOADCHUNK command of an AOF rewrite. */
+#define EBB_REDIS_CHUNK_BYTES ((size_t)1 << 20)
+
+/* The library functions of one filter family, behind void pointers so the
+ * glue below serves every family. */
+typedef struct ebb_redis_family {
+    const char *name;              /* "APBF": prefix of messages        */
+    const char *loadchunk_command; /* "APBF.LOADCHUNK": AOF rewrite     */
+    RedisModuleType **type;        /* the registered data type          */
+    size_t (*snapshot_size)(const void *filter);
+    ebb_status (*save)(const void *filter, void *buf, size_t capacity,
+                       size_t *written);
+    ebb_status (*load)(const void *buf, size_t len, void **filter);
+    size_t (*memory)(const void *filter);
+    void (*destroy)(void *filter);
+} ebb_redis_family;
+
+/* A growable byte buffer on Redis's heap. */
+typedef struct ebb_redis_buffer {
+    unsigned char *bytes;
+    size_t length;
+    size_t capacity;
+} ebb_redis_buffer;
+
+/* What a key of our types holds. */
+typedef struct ebb_redis_value {
+    /* The filter; NULL while LOADCHUNK is restoring one. */
+    void *filter;
+    /* LOADCHUNK: the snapshot bytes received so far, and the snapshot's
+     * length as its first chunk announced it. */
+    ebb_redis_buffer restore;
+    uint64_t restore_total;
+    /* SCANDUMP: the snapshot served chunk by chunk, taken at iterator 0 and
+     * dropped by the next write, so every chunk of one scan comes from the
+     * same state. */
+    ebb_redis_buffer dump;
+} ebb_redis_value;
+
+/* ------------------------------------------------------------------------ */
+/* Arguments and replies                                                    */
+/* ------------------------------------------------------------------------ */
+
+/* True when arg equals word, ignoring ASCII case. */
+bool ebb_redis_arg_is(const RedisModuleString *arg, const char *word);
+
+/* Parse an integer in [min, max]; on failure reply
+ * "ERR <what> must be an integer from <min> to <max>" and return false. */
+bool ebb_redis_parse_integer(RedisModuleCtx *ctx, const RedisModuleString *arg,
+                             const char *what, long long min, long long max,
+                             long long *out);
+
+/* Parse a number strictly between 0 and 1 (a false-positive rate). */
+bool ebb_redis_parse_rate(RedisModuleCtx *ctx, const RedisModuleString *arg,
+                          const char *what, double *out);
+
+/* Parse a finite number > 0 (or >= 0 when zero_ok). */
+bool ebb_redis_parse_positive(RedisModuleCtx *ctx,
+                              const RedisModuleString *arg, const char *what,
+                              bool zero_ok, double *out);
+
+/* Reply "ERR <family>: <ebb_strerror(status)>" or, for the statuses a user
+ * can cause, a sentence that says what to change. Returns REDISMODULE_OK
+ * (the handler's return value after replying). */
+int ebb_redis_reply_status(RedisModuleCtx *ctx, const char *family,
+                           ebb_status status);
+
+/* Reply "ERR unknown option '<arg>' for <command>". */
+int ebb_redis_reply_unknown_option(RedisModuleCtx *ctx,
+                                   const RedisModuleString *arg,
+                                   const char *command);
+
+/* Bytes of physical memory of this machine (SIZE_MAX when unknown). A
+ * filter that needs more can never work, and creating it would have the
+ * kernel kill the server while its bits are cleared: such creations are
+ * refused up front. */
+size_t ebb_redis_physical_memory(void);
+
+/* A double as the shortest decimal text that reads back to the same value
+ * (for commands we replicate). buf needs 32 bytes. */
+void ebb_redis_format_double(double value, char *buf, size_t size);
+
+/* The hash seed of a filter created under this key name: a function of the
+ * name only, so a replica or an AOF replay that creates the key again picks
+ * the same seed, and the shards of one logical filter differ. */
+uint64_t ebb_redis_key_seed(const RedisModuleString *keyname);
+
+/* INFO replies: an array of field/value pairs. Start with
+ * RedisModule_ReplyWithArray(ctx, REDISMODULE_POSTPONED_LEN), add fields
+ * (each adds 2 to *count), end with RedisModule_ReplySetArrayLength. An
+ * unsigned value above LLONG_MAX (a saturated counter) is sent as LLONG_MAX. */
+void ebb_redis_info_integer(RedisModuleCtx *ctx, long *count,
+                            const char *field, uint64_t value);
+void ebb_redis_info_signed(RedisModuleCtx *ctx, long *count,
+                           const char *field, long long value);
+void ebb_redis_info_double(RedisModuleCtx *ctx, long *count,
+                           const char *field, double value);
+void ebb_redis_info_text(RedisModuleCtx *ctx, long *count, const char *field,
+                         const char *value);
+
+/* ------------------------------------------------------------------------ */
+/* Commands                                                                 */
+/* ------------------------------------------------------------------------ */
+
+typedef struct ebb_redis_command {
+    const char *name;
+    RedisModuleCmdFunc handler;
+    const char *flags; /* "write deny-oom", "readonly fast", ... */
+} ebb_redis_command;
+
+/* Registers commands whose key is their first argument (key positions
+ * 1, 1, 1, so Redis Cluster routes them), each in the module's ACL category
+ * when the server supports module categories. */
+int ebb_redis_create_commands(RedisModuleCtx *ctx,
+                              const ebb_redis_command *commands,
+                              size_t count);
+
+/* Creates the ACL category "ebb" on servers that can (Redis 7.4 and
+ * later); before that the commands have the categories their flags imply.
+ * Call before registering commands. */
+void ebb_redis_add_acl_category(RedisModuleCtx *ctx);
+
+/* The data types and their commands (apbf_type.c, tlbf_type.c). */
+int ebb_redis_apbf_register(RedisModuleCtx *ctx);
+int ebb_redis_tlbf_register(RedisModuleCtx *ctx);
+
+/* ------------------------------------------------------------------------ */
+/* Keys and values                                                          */
+/* ------------------------------------------------------------------------ */
+
+/* Opens keyname with mode (REDISMODULE_READ / WRITE). On success *key is
+ * open and *value is the key's value, or NULL for an empty key; returns
+ * true. A key of another type is closed, answered WRONGTYPE, and false is
+ * returned. */
+bool ebb_redis_open(RedisModuleCtx *ctx, RedisModuleString *keyname,
+                    int mode, const ebb_redis_family *family,
+                    RedisModuleKey **key, ebb_redis_value **value);
+
+/* False (after replying an error) when value is being restored by
+ * LOADCHUNK and so holds no filter yet. */
+bool ebb_redis_value_ready(RedisModuleCtx *ctx,
+                           const ebb_redis_family *family,
+                           const ebb_redis_value *value);
+
+/* A value owning filter, on Redis's heap; NULL when out of memory (the
+ * filter is then left to the caller). */
+ebb_redis_value *ebb_redis_value_new(void *filter);
+
+/* Stores a new value holding filter under the open, empty key. On failure
+ * (out of memory) destroys the filter and returns false. */
+bool ebb_redis_store_new(RedisModuleKey *key, const ebb_redis_family *family,
+                         void *filter);
+
+/* Every write calls this: the state changes, so SCANDUMP's snapshot of the
+ * old state is dropped. */
+void ebb_redis_value_touch(ebb_redis_value *value);
+
+/* ------------------------------------------------------------------------ */
+/* Data-type callbacks (each family wraps them with its descriptor)         */
+/* ------------------------------------------------------------------------ */
+
+void *ebb_redis_rdb_load(const ebb_redis_family *family, RedisModuleIO *io,
+                         int encver);
+void ebb_redis_rdb_save(const ebb_redis_family *family, RedisModuleIO *io,
+                        const ebb_redis_value *value);
+void ebb_redis_aof_rewrite(const ebb_redis_family *family, RedisModuleIO *io,
+                           RedisModuleString *key,
+                           const ebb_redis_value *value);
+size_t ebb_redis_mem_usage(const ebb_redis_family *family,
+                           const ebb_redis_value *value);
+void *ebb_redis_copy(const ebb_redis_family *family,
+                     const ebb_redis_value *value);
+void ebb_redis_free(const ebb_redis_family *family, ebb_redis_value *value);
+
+/* ------------------------------------------------------------------------ */
+/* Chunked dump and restore                                                 */
+/* ------------------------------------------------------------------------ */
+
+/* <FAMILY>.SCANDUMP key iterator */
+int ebb_redis_scandump(const ebb_redis_family *family, RedisModuleCtx *ctx,
+                       RedisModuleString **argv, int argc);
+/* <FAMILY>.LOADCHUNK key iterator data */
+int ebb_redis_loadchunk(const ebb_redis_family *family, RedisModuleCtx *ctx,
+                        RedisModuleString **argv, int argc);
+
+#endif /* EBB_REDIS_GLUE_H */

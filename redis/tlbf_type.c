@@ -1,0 +1,651 @@
+/*
+ * tlbf_type.c: the time-limited filter data type ("ebb-tlbf-") and its
+ * commands.
+ *
+ *   TLBF.RESERVE   key span-ms [ERROR fp] [RATE per-second]
+ *                  [MAXMEMORY bytes] [POLICY refuse|evict] [MAXNPWS f]
+ *   TLBF.ADD       key item [NOCREATE]             -> 1 new / 0 seen
+ *   TLBF.MADD      key item [item ...]             -> array of 1/0
+ *   TLBF.ADDAT     key ms item [item ...]          -> array of 1/0
+ *   TLBF.INSERT    key [NOCREATE] [SPAN ms] [ERROR fp] [RATE r]
+ *                  [MAXMEMORY bytes] [POLICY p] [MAXNPWS f]
+ *                  ITEMS item [item ...]           -> array of 1/0
+ *   TLBF.EXISTS    key item                        -> 1 / 0
+ *   TLBF.MEXISTS   key item [item ...]             -> array of 1/0
+ *   TLBF.INFO      key                             -> field/value pairs
+ *   TLBF.SCANDUMP  key iterator                    -> [iterator, data]
+ *   TLBF.LOADCHUNK key iterator data               -> OK
+ *
+ * Time is the server's clock in milliseconds (RedisModule_Milliseconds),
+ * passed to the library in nanoseconds. Writes must not read the clock
+ * twice: ADD, MADD and INSERT read it once and replicate as
+ * TLBF.ADDAT key <that ms> items..., so a replica or an AOF replay applies
+ * every insertion at the primary's time, whatever its own clock says, and
+ * reaches the same state bit for bit. Queries (EXISTS) read the local clock.
+ */
+#include <limits.h>
+#include <math.h>
+#include <string.h>
+
+#include "glue.h"
+
+/* Defaults of a key created by ADD, MADD, ADDAT or INSERT (docs/redis.md). */
+#define TLBF_DEFAULT_SPAN_MS 60000LL
+#define TLBF_DEFAULT_FP 0.01
+#define TLBF_DEFAULT_RATE 1000.0
+#define TLBF_DEFAULT_MAX_MEMORY (64LL << 20)
+
+#define NS_PER_MS 1000000LL
+/* The largest millisecond time whose nanoseconds fit in int64 (year 2262). */
+#define TLBF_MAX_MS (LLONG_MAX / NS_PER_MS)
+
+static RedisModuleType *tlbf_type;
+
+/* ------------------------------------------------------------------------ */
+/* The family table of glue.c                                               */
+/* ------------------------------------------------------------------------ */
+
+static size_t tlbf_snapshot_size(const void *filter)
+{
+    return ebb_tlbf_snapshot_size(filter);
+}
+
+static ebb_status tlbf_save(const void *filter, void *buf, size_t capacity,
+                            size_t *written)
+{
+    return ebb_tlbf_save(filter, buf, capacity, written);
+}
+
+static ebb_status tlbf_load(const void *buf, size_t len, void **out)
+{
+    ebb_tlbf *filter;
+    ebb_status status = ebb_tlbf_load(buf, len, &filter);
+    if (status == EBB_OK)
+        *out = filter;
+    return status;
+}
+
+static size_t tlbf_memory(const void *filter)
+{
+    return ebb_tlbf_memory(filter);
+}
+
+static void tlbf_destroy(void *filter) { ebb_tlbf_destroy(filter); }
+
+static const ebb_redis_family TLBF = {
+    .name = "TLBF",
+    .loadchunk_command = "TLBF.LOADCHUNK",
+    .type = &tlbf_type,
+    .snapshot_size = tlbf_snapshot_size,
+    .save = tlbf_save,
+    .load = tlbf_load,
+    .memory = tlbf_memory,
+    .destroy = tlbf_destroy,
+};
+
+/* ------------------------------------------------------------------------ */
+/* Creation                                                                 */
+/* ------------------------------------------------------------------------ */
+
+typedef struct tlbf_options {
+    long long span_ms;
+    double fp;
+    double rate; /* expected insertions per second: sizes the first slices */
+    long long max_memory;
+    ebb_tlbf_policy policy;
+    double max_npws; /* 0: no bound */
+} tlbf_options;
+
+static const tlbf_options TLBF_DEFAULTS = {
+    TLBF_DEFAULT_SPAN_MS,    TLBF_DEFAULT_FP,  TLBF_DEFAULT_RATE,
+    TLBF_DEFAULT_MAX_MEMORY, EBB_TLBF_REFUSE, 0.0};
+
+static const char *policy_name(ebb_tlbf_policy policy)
+{
+    return policy == EBB_TLBF_EVICT ? "evict" : "refuse";
+}
+
+static bool parse_policy(RedisModuleCtx *ctx, const RedisModuleString *arg,
+                         ebb_tlbf_policy *out)
+{
+    if (ebb_redis_arg_is(arg, "REFUSE"))
+        *out = EBB_TLBF_REFUSE;
+    else if (ebb_redis_arg_is(arg, "EVICT"))
+        *out = EBB_TLBF_EVICT;
+    else {
+        RedisModule_ReplyWithError(ctx,
+                                   "ERR POLICY must be REFUSE or EVICT");
+        return false;
+    }
+    return true;
+}
+
+/* Parses one creation option at argv[*i] (advancing *i past it). Returns
+ * 1 when parsed, 0 when argv[*i] is not a creation option, -1 after
+ * replying an error. */
+static int tlbf_parse_option(RedisModuleCtx *ctx, RedisModuleString **argv,
+                             int argc, int *i, bool span_option,
+                             tlbf_options *options)
+{
+    static const char *const NAMES[] = {"SPAN",      "ERROR",  "RATE",
+                                        "MAXMEMORY", "POLICY", "MAXNPWS"};
+    int which = -1;
+    for (int n = span_option ? 0 : 1; n < 6 && which < 0; n++)
+        if (ebb_redis_arg_is(argv[*i], NAMES[n]))
+            which = n;
+    if (which < 0)
+        return 0;
+    if (*i + 1 >= argc) {
+        RedisModule_WrongArity(ctx);
+        return -1;
+    }
+    RedisModuleString *arg = argv[*i + 1];
+    *i += 2;
+    bool ok = false;
+    switch (which) {
+    case 0:
+        ok = ebb_redis_parse_integer(ctx, arg, "span", 1, TLBF_MAX_MS,
+                                     &options->span_ms);
+        break;
+    case 1:
+        ok = ebb_redis_parse_rate(ctx, arg, "error rate", &options->fp);
+        break;
+    case 2:
+        ok = ebb_redis_parse_positive(ctx, arg, "RATE", false,
+                                      &options->rate);
+        break;
+    case 3:
+        /* Above the machine's memory the limit would limit nothing, and a
+         * RATE sized to it could have the kernel kill the server. */
+        ok = ebb_redis_parse_integer(
+            ctx, arg, "MAXMEMORY", 1,
+            (long long)(ebb_redis_physical_memory() < (size_t)LLONG_MAX
+                            ? ebb_redis_physical_memory()
+                            : (size_t)LLONG_MAX),
+            &options->max_memory);
+        break;
+    case 4:
+        ok = parse_policy(ctx, arg, &options->policy);
+        break;
+    default:
+        ok = ebb_redis_parse_positive(ctx, arg, "MAXNPWS", true,
+                                      &options->max_npws);
+        break;
+    }
+    return ok ? 1 : -1;
+}
+
+/* Insertions expected per span: rate per second times the span, at least
+ * one. EBB_EINVAL when it does not fit in 64 bits. */
+static ebb_status initial_capacity(const tlbf_options *options,
+                                   uint64_t *out)
+{
+    double items = ceil(options->rate * (double)options->span_ms / 1000.0);
+    if (!(items < 18446744073709551616.0))
+        return EBB_EINVAL;
+    *out = items < 1.0 ? 1 : (uint64_t)items;
+    return EBB_OK;
+}
+
+static ebb_status tlbf_create(const tlbf_options *options, uint64_t seed,
+                              ebb_tlbf **out)
+{
+    ebb_tlbf_config config;
+    config.span_ns = (int64_t)options->span_ms * NS_PER_MS;
+    config.fp = options->fp;
+    config.max_npws = options->max_npws;
+    config.max_memory = (size_t)options->max_memory;
+    config.policy = options->policy;
+    ebb_status status = initial_capacity(options, &config.initial_capacity);
+    if (status != EBB_OK)
+        return status;
+    return ebb_tlbf_create(&config, seed, out);
+}
+
+static int reply_create_status(RedisModuleCtx *ctx, ebb_status status)
+{
+    if (status == EBB_ELIMIT)
+        return RedisModule_ReplyWithError(
+            ctx, "ERR TLBF: MAXMEMORY is too small for a filter of this "
+                 "error rate and rate");
+    return ebb_redis_reply_status(ctx, TLBF.name, status);
+}
+
+/* Replicates the TLBF.RESERVE that recreates a key exactly as created. */
+static void tlbf_replicate_reserve(RedisModuleCtx *ctx,
+                                   RedisModuleString *keyname,
+                                   const tlbf_options *options)
+{
+    char fp[32], rate[32], npws[32];
+    ebb_redis_format_double(options->fp, fp, sizeof fp);
+    ebb_redis_format_double(options->rate, rate, sizeof rate);
+    ebb_redis_format_double(options->max_npws, npws, sizeof npws);
+    RedisModule_Replicate(ctx, "TLBF.RESERVE", "slccccclcccc", keyname,
+                          options->span_ms, "ERROR", fp, "RATE", rate,
+                          "MAXMEMORY", options->max_memory, "POLICY",
+                          policy_name(options->policy), "MAXNPWS", npws);
+}
+
+/* Opens keyname for adding: an existing TLBF, or a new one created with
+ * options unless nocreate. Returns false after replying an error. */
+static bool tlbf_open_for_add(RedisModuleCtx *ctx, RedisModuleString *keyname,
+                              const tlbf_options *options, bool nocreate,
+                              RedisModuleKey **key, ebb_redis_value **value)
+{
+    if (!ebb_redis_open(ctx, keyname, REDISMODULE_WRITE, &TLBF, key, value))
+        return false;
+    if (*value != NULL) {
+        if (ebb_redis_value_ready(ctx, &TLBF, *value))
+            return true;
+        RedisModule_CloseKey(*key);
+        return false;
+    }
+    if (nocreate) {
+        RedisModule_CloseKey(*key);
+        RedisModule_ReplyWithError(ctx, "ERR no such key");
+        return false;
+    }
+    ebb_tlbf *filter;
+    ebb_status status =
+        tlbf_create(options, ebb_redis_key_seed(keyname), &filter);
+    if (status == EBB_OK && !ebb_redis_store_new(*key, &TLBF, filter))
+        status = EBB_ENOMEM;
+    if (status != EBB_OK) {
+        RedisModule_CloseKey(*key);
+        reply_create_status(ctx, status);
+        return false;
+    }
+    *value = RedisModule_ModuleTypeGetValue(*key);
+    tlbf_replicate_reserve(ctx, keyname, options);
+    return true;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Adds                                                                     */
+/* ------------------------------------------------------------------------ */
+
+/* Replicates TLBF.ADDAT key ms with the items the replica must apply: every
+ * item the primary added or refused (a refusal is deterministic and counted
+ * in the filter's state), none that failed for want of memory here (that
+ * changed nothing and depends on this machine). */
+static void tlbf_replicate_addat(RedisModuleCtx *ctx,
+                                 RedisModuleString *keyname, long long ms,
+                                 RedisModuleString **items, int count,
+                                 const ebb_status *statuses)
+{
+    int kept = 0;
+    for (int i = 0; i < count; i++)
+        kept += statuses[i] != EBB_ENOMEM;
+    if (kept == 0)
+        return;
+    if (kept == count) {
+        RedisModule_Replicate(ctx, "TLBF.ADDAT", "slv", keyname, ms, items,
+                              (size_t)count);
+        return;
+    }
+    RedisModuleString **subset = RedisModule_Alloc(sizeof *subset * kept);
+    int n = 0;
+    for (int i = 0; i < count; i++)
+        if (statuses[i] != EBB_ENOMEM)
+            subset[n++] = items[i];
+    RedisModule_Replicate(ctx, "TLBF.ADDAT", "slv", keyname, ms, subset,
+                          (size_t)n);
+    RedisModule_Free(subset);
+}
+
+/* Adds one item at now_ns: 1 when it was not present before, 0 when it
+ * was; *status says whether the add happened. */
+static long long tlbf_add_one(ebb_tlbf *filter, const RedisModuleString *item,
+                              int64_t now_ns, ebb_status *status)
+{
+    size_t len;
+    const char *bytes = RedisModule_StringPtrLen(item, &len);
+    ebb_hash128 hash = ebb_tlbf_hash(filter, bytes, len);
+    bool seen = ebb_tlbf_contains_hash(filter, hash, now_ns);
+    *status = ebb_tlbf_add_hash(filter, hash, now_ns);
+    return seen ? 0 : 1;
+}
+
+/* The common tail of ADD, MADD, ADDAT and INSERT: open (maybe create), add
+ * every item at ms, reply (one integer when single, else an array with an
+ * error in place of each item not added), replicate as ADDAT. */
+static int tlbf_add_command(RedisModuleCtx *ctx, RedisModuleString *keyname,
+                            const tlbf_options *options, bool nocreate,
+                            long long ms, RedisModuleString **items,
+                            int count, bool single)
+{
+    RedisModuleKey *key;
+    ebb_redis_value *value;
+    if (!tlbf_open_for_add(ctx, keyname, options, nocreate, &key, &value))
+        return REDISMODULE_OK;
+    ebb_tlbf *filter = value->filter;
+    ebb_redis_value_touch(value);
+    int64_t now_ns = (int64_t)ms * NS_PER_MS;
+    ebb_status one_status;
+    ebb_status *statuses =
+        single ? &one_status
+               : RedisModule_Alloc(sizeof *statuses * (size_t)count);
+    /* A refusal the primary already answered is repeated here only to
+     * keep the filters identical; an error reply would have the server
+     * log it as a critical replication problem. */
+    bool replaying = (RedisModule_GetContextFlags(ctx) &
+                      (REDISMODULE_CTX_FLAGS_REPLICATED |
+                       REDISMODULE_CTX_FLAGS_LOADING)) != 0;
+    if (!single)
+        RedisModule_ReplyWithArray(ctx, count);
+    for (int i = 0; i < count; i++) {
+        long long added = tlbf_add_one(filter, items[i], now_ns, &statuses[i]);
+        if (statuses[i] == EBB_OK)
+            RedisModule_ReplyWithLongLong(ctx, added);
+        else if (replaying)
+            RedisModule_ReplyWithLongLong(ctx, 0);
+        else
+            ebb_redis_reply_status(ctx, TLBF.name, statuses[i]);
+    }
+    tlbf_replicate_addat(ctx, keyname, ms, items, count, statuses);
+    if (!single)
+        RedisModule_Free(statuses);
+    RedisModule_CloseKey(key);
+    return REDISMODULE_OK;
+}
+
+/* The server's clock, read once per write command. */
+static long long server_ms(void) { return RedisModule_Milliseconds(); }
+
+/* ------------------------------------------------------------------------ */
+/* Commands                                                                 */
+/* ------------------------------------------------------------------------ */
+
+/* TLBF.RESERVE key span-ms [ERROR fp] [RATE r] [MAXMEMORY bytes]
+ *              [POLICY refuse|evict] [MAXNPWS f] */
+static int tlbf_reserve_command(RedisModuleCtx *ctx, RedisModuleString **argv,
+                                int argc)
+{
+    if (argc < 3)
+        return RedisModule_WrongArity(ctx);
+    tlbf_options options = TLBF_DEFAULTS;
+    if (!ebb_redis_parse_integer(ctx, argv[2], "span", 1, TLBF_MAX_MS,
+                                 &options.span_ms))
+        return REDISMODULE_OK;
+    for (int i = 3; i < argc;) {
+        int parsed = tlbf_parse_option(ctx, argv, argc, &i, false, &options);
+        if (parsed < 0)
+            return REDISMODULE_OK;
+        if (parsed == 0)
+            return ebb_redis_reply_unknown_option(ctx, argv[i],
+                                                  "TLBF.RESERVE");
+    }
+    RedisModuleKey *key;
+    ebb_redis_value *value;
+    if (!ebb_redis_open(ctx, argv[1], REDISMODULE_WRITE, &TLBF, &key, &value))
+        return REDISMODULE_OK;
+    if (value != NULL) {
+        RedisModule_CloseKey(key);
+        return RedisModule_ReplyWithError(ctx, "ERR key already exists");
+    }
+    ebb_tlbf *filter;
+    ebb_status status =
+        tlbf_create(&options, ebb_redis_key_seed(argv[1]), &filter);
+    if (status == EBB_OK && !ebb_redis_store_new(key, &TLBF, filter))
+        status = EBB_ENOMEM;
+    RedisModule_CloseKey(key);
+    if (status != EBB_OK)
+        return reply_create_status(ctx, status);
+    RedisModule_ReplicateVerbatim(ctx);
+    return RedisModule_ReplyWithSimpleString(ctx, "OK");
+}
+
+/* TLBF.ADD key item [NOCREATE] */
+static int tlbf_add(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
+{
+    if (argc != 3 && argc != 4)
+        return RedisModule_WrongArity(ctx);
+    bool nocreate = argc == 4;
+    if (nocreate && !ebb_redis_arg_is(argv[3], "NOCREATE"))
+        return ebb_redis_reply_unknown_option(ctx, argv[3], "TLBF.ADD");
+    return tlbf_add_command(ctx, argv[1], &TLBF_DEFAULTS, nocreate,
+                            server_ms(), argv + 2, 1, true);
+}
+
+/* TLBF.MADD key item [item ...] */
+static int tlbf_madd(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
+{
+    if (argc < 3)
+        return RedisModule_WrongArity(ctx);
+    return tlbf_add_command(ctx, argv[1], &TLBF_DEFAULTS, false, server_ms(),
+                            argv + 2, argc - 2, false);
+}
+
+/* TLBF.ADDAT key ms item [item ...]: the replicated form of every add. */
+static int tlbf_addat(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
+{
+    if (argc < 4)
+        return RedisModule_WrongArity(ctx);
+    long long ms;
+    if (!ebb_redis_parse_integer(ctx, argv[2], "time (ms)", 0, TLBF_MAX_MS,
+                                 &ms))
+        return REDISMODULE_OK;
+    return tlbf_add_command(ctx, argv[1], &TLBF_DEFAULTS, false, ms, argv + 3,
+                            argc - 3, false);
+}
+
+/* TLBF.INSERT key [NOCREATE] [SPAN ms] [ERROR fp] [RATE r] [MAXMEMORY b]
+ *             [POLICY p] [MAXNPWS f] ITEMS item [item ...] */
+static int tlbf_insert(RedisModuleCtx *ctx, RedisModuleString **argv,
+                       int argc)
+{
+    if (argc < 4)
+        return RedisModule_WrongArity(ctx);
+    tlbf_options options = TLBF_DEFAULTS;
+    bool nocreate = false;
+    int i = 2;
+    while (i < argc && !ebb_redis_arg_is(argv[i], "ITEMS")) {
+        if (ebb_redis_arg_is(argv[i], "NOCREATE")) {
+            nocreate = true;
+            i++;
+            continue;
+        }
+        int parsed = tlbf_parse_option(ctx, argv, argc, &i, true, &options);
+        if (parsed < 0)
+            return REDISMODULE_OK;
+        if (parsed == 0)
+            return ebb_redis_reply_unknown_option(ctx, argv[i],
+                                                  "TLBF.INSERT");
+    }
+    if (i + 1 >= argc)
+        return RedisModule_ReplyWithError(
+            ctx, "ERR TLBF.INSERT needs ITEMS followed by at least one item");
+    return tlbf_add_command(ctx, argv[1], &options, nocreate, server_ms(),
+                            argv + i + 1, argc - i - 1, false);
+}
+
+/* Opens keyname for a query: *filter is NULL for a missing key. Returns
+ * false after replying an error. */
+static bool tlbf_open_for_query(RedisModuleCtx *ctx,
+                                RedisModuleString *keyname,
+                                RedisModuleKey **key, const ebb_tlbf **filter)
+{
+    ebb_redis_value *value;
+    if (!ebb_redis_open(ctx, keyname, REDISMODULE_READ, &TLBF, key, &value))
+        return false;
+    if (value != NULL && !ebb_redis_value_ready(ctx, &TLBF, value)) {
+        RedisModule_CloseKey(*key);
+        return false;
+    }
+    *filter = value == NULL ? NULL : value->filter;
+    return true;
+}
+
+static long long tlbf_contains(const ebb_tlbf *filter,
+                               const RedisModuleString *item, int64_t now_ns)
+{
+    if (filter == NULL)
+        return 0;
+    size_t len;
+    const char *bytes = RedisModule_StringPtrLen(item, &len);
+    return ebb_tlbf_contains(filter, bytes, len, now_ns) ? 1 : 0;
+}
+
+/* TLBF.EXISTS key item */
+static int tlbf_exists(RedisModuleCtx *ctx, RedisModuleString **argv,
+                       int argc)
+{
+    if (argc != 3)
+        return RedisModule_WrongArity(ctx);
+    RedisModuleKey *key;
+    const ebb_tlbf *filter;
+    if (!tlbf_open_for_query(ctx, argv[1], &key, &filter))
+        return REDISMODULE_OK;
+    long long present =
+        tlbf_contains(filter, argv[2], (int64_t)server_ms() * NS_PER_MS);
+    RedisModule_CloseKey(key);
+    return RedisModule_ReplyWithLongLong(ctx, present);
+}
+
+/* TLBF.MEXISTS key item [item ...] */
+static int tlbf_mexists(RedisModuleCtx *ctx, RedisModuleString **argv,
+                        int argc)
+{
+    if (argc < 3)
+        return RedisModule_WrongArity(ctx);
+    RedisModuleKey *key;
+    const ebb_tlbf *filter;
+    if (!tlbf_open_for_query(ctx, argv[1], &key, &filter))
+        return REDISMODULE_OK;
+    int64_t now_ns = (int64_t)server_ms() * NS_PER_MS;
+    RedisModule_ReplyWithArray(ctx, argc - 2);
+    for (int i = 2; i < argc; i++)
+        RedisModule_ReplyWithLongLong(ctx,
+                                      tlbf_contains(filter, argv[i], now_ns));
+    RedisModule_CloseKey(key);
+    return REDISMODULE_OK;
+}
+
+/* TLBF.INFO key */
+static int tlbf_info(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
+{
+    if (argc != 2)
+        return RedisModule_WrongArity(ctx);
+    RedisModuleKey *key;
+    const ebb_tlbf *filter;
+    if (!tlbf_open_for_query(ctx, argv[1], &key, &filter))
+        return REDISMODULE_OK;
+    if (filter == NULL) {
+        RedisModule_CloseKey(key);
+        return RedisModule_ReplyWithError(ctx, "ERR no such key");
+    }
+    ebb_tlbf_stats stats;
+    ebb_tlbf_get_stats(filter, &stats);
+    long count = 0;
+    RedisModule_ReplyWithArray(ctx, REDISMODULE_POSTPONED_LEN);
+    ebb_redis_info_signed(ctx, &count, "span_ms", stats.span_ns / NS_PER_MS);
+    ebb_redis_info_integer(ctx, &count, "k", stats.k);
+    ebb_redis_info_integer(ctx, &count, "l", stats.l);
+    ebb_redis_info_double(ctx, &count, "fp", ebb_apbf_fp(stats.k, stats.l));
+    ebb_redis_info_double(ctx, &count, "current_fp", stats.current_fp);
+    ebb_redis_info_text(ctx, &count, "policy", policy_name(stats.policy));
+    ebb_redis_info_integer(ctx, &count, "max_memory", stats.max_memory);
+    ebb_redis_info_integer(ctx, &count, "memory", stats.memory_bytes);
+    ebb_redis_info_integer(ctx, &count, "slices", stats.slices);
+    ebb_redis_info_integer(ctx, &count, "live_slices", stats.live_slices);
+    ebb_redis_info_integer(ctx, &count, "newest_slice_bits",
+                           stats.slice0_bits);
+    ebb_redis_info_integer(ctx, &count, "insertions", stats.insertions);
+    ebb_redis_info_integer(ctx, &count, "items_in_span",
+                           stats.items_in_span);
+    ebb_redis_info_integer(ctx, &count, "shifts", stats.shifts);
+    ebb_redis_info_integer(ctx, &count, "evicted_slices",
+                           stats.evicted_slices);
+    ebb_redis_info_integer(ctx, &count, "refused", stats.refused);
+    ebb_redis_info_integer(ctx, &count, "clamped", stats.clamped);
+    ebb_redis_info_integer(ctx, &count, "resets", stats.resets);
+    /* -1 until the first insertion. */
+    ebb_redis_info_signed(ctx, &count, "latest_ms",
+                          stats.latest_ns == INT64_MIN
+                              ? -1
+                              : stats.latest_ns / NS_PER_MS);
+    RedisModule_ReplySetArrayLength(ctx, count);
+    RedisModule_CloseKey(key);
+    return REDISMODULE_OK;
+}
+
+static int tlbf_scandump(RedisModuleCtx *ctx, RedisModuleString **argv,
+                         int argc)
+{
+    return ebb_redis_scandump(&TLBF, ctx, argv, argc);
+}
+
+static int tlbf_loadchunk(RedisModuleCtx *ctx, RedisModuleString **argv,
+                          int argc)
+{
+    return ebb_redis_loadchunk(&TLBF, ctx, argv, argc);
+}
+
+/* ------------------------------------------------------------------------ */
+/* Data type                                                                */
+/* ------------------------------------------------------------------------ */
+
+static void *tlbf_rdb_load(RedisModuleIO *io, int encver)
+{
+    return ebb_redis_rdb_load(&TLBF, io, encver);
+}
+
+static void tlbf_rdb_save(RedisModuleIO *io, void *value)
+{
+    ebb_redis_rdb_save(&TLBF, io, value);
+}
+
+static void tlbf_aof_rewrite(RedisModuleIO *io, RedisModuleString *key,
+                             void *value)
+{
+    ebb_redis_aof_rewrite(&TLBF, io, key, value);
+}
+
+static size_t tlbf_mem_usage(const void *value)
+{
+    return ebb_redis_mem_usage(&TLBF, value);
+}
+
+static void tlbf_free(void *value) { ebb_redis_free(&TLBF, value); }
+
+static void *tlbf_copy(RedisModuleString *fromkey, RedisModuleString *tokey,
+                       const void *value)
+{
+    (void)fromkey;
+    (void)tokey;
+    return ebb_redis_copy(&TLBF, value);
+}
+
+static const ebb_redis_command TLBF_COMMANDS[] = {
+    {"TLBF.RESERVE", tlbf_reserve_command, "write deny-oom"},
+    {"TLBF.ADD", tlbf_add, "write deny-oom fast"},
+    {"TLBF.MADD", tlbf_madd, "write deny-oom"},
+    {"TLBF.ADDAT", tlbf_addat, "write deny-oom"},
+    {"TLBF.INSERT", tlbf_insert, "write deny-oom"},
+    {"TLBF.EXISTS", tlbf_exists, "readonly fast"},
+    {"TLBF.MEXISTS", tlbf_mexists, "readonly fast"},
+    {"TLBF.INFO", tlbf_info, "readonly fast"},
+    {"TLBF.SCANDUMP", tlbf_scandump, "readonly deny-oom"},
+    {"TLBF.LOADCHUNK", tlbf_loadchunk, "write deny-oom"},
+};
+
+int ebb_redis_tlbf_register(RedisModuleCtx *ctx)
+{
+    RedisModuleTypeMethods methods;
+    memset(&methods, 0, sizeof methods);
+    methods.version = REDISMODULE_TYPE_METHOD_VERSION;
+    methods.rdb_load = tlbf_rdb_load;
+    methods.rdb_save = tlbf_rdb_save;
+    methods.aof_rewrite = tlbf_aof_rewrite;
+    methods.mem_usage = tlbf_mem_usage;
+    methods.free = tlbf_free;
+    methods.copy = tlbf_copy;
+    /* Type names are exactly 9 characters. */
+    tlbf_type = RedisModule_CreateDataType(ctx, "ebb-tlbf-",
+                                           EBB_REDIS_ENCODING_VERSION,
+                                           &methods);
+    if (tlbf_type == NULL)
+        return REDISMODULE_ERR;
+    return ebb_redis_create_commands(
+        ctx, TLBF_COMMANDS, sizeof TLBF_COMMANDS / sizeof TLBF_COMMANDS[0]);
+}
