@@ -91,7 +91,8 @@ typedef struct ebb_apbf_goal {
     double max_accesses;   /* bound on the expected slice (block) reads of a
                               query that answers false; <= 0: none          */
     uint32_t block_bits;   /* 0 plain; 64 or 512 blocked                    */
-    uint32_t block_hashes; /* blocked: 1, 2, 4 or 8; plain: 0               */
+    uint32_t block_hashes; /* blocked: 1, 2, 4 or 8, or 0 to let the chooser
+                              pick b too; plain: 0                          */
 } ebb_apbf_goal;
 
 /* The least-memory shape meeting every bound of the goal (ties: smaller k,

@@ -234,16 +234,17 @@ static double family_accesses(const shape_family *fam, uint32_t k, uint32_t l)
 
 static bool goal_valid(const ebb_apbf_goal *g)
 {
+    bool choose_b = g->block_bits != 0 && g->block_hashes == 0;
     return g->window != 0 && g->fp > 0.0 && g->fp < 1.0 &&
            !isnan(g->max_npws) && !isnan(g->max_accesses) &&
-           ebb_apbf_block_valid(g->block_bits, g->block_hashes);
+           (choose_b || ebb_apbf_block_valid(g->block_bits, g->block_hashes));
 }
 
-ebb_status ebb_apbf_choose_goal(const ebb_apbf_goal *goal,
-                                ebb_apbf_params *out)
+/* The least-memory shape of one family (a fixed b), or EBB_EINVAL /
+ * EBB_EOVERFLOW when none meets the goal. */
+static ebb_status choose_in_family(const ebb_apbf_goal *goal,
+                                   ebb_apbf_params *out, size_t *out_bytes)
 {
-    if (goal == NULL || out == NULL || !goal_valid(goal))
-        return EBB_EINVAL;
     shape_family fam = {goal->window, goal->block_bits, goal->block_hashes};
     bool bounded_reads = goal->max_accesses > 0.0;
     ebb_apbf_params best = {0};
@@ -282,7 +283,37 @@ ebb_status ebb_apbf_choose_goal(const ebb_apbf_goal *goal,
     if (best_bytes == SIZE_MAX)
         return overflowed ? EBB_EOVERFLOW : EBB_EINVAL;
     *out = best;
+    *out_bytes = best_bytes;
     return EBB_OK;
+}
+
+ebb_status ebb_apbf_choose_goal(const ebb_apbf_goal *goal,
+                                ebb_apbf_params *out)
+{
+    if (goal == NULL || out == NULL || !goal_valid(goal))
+        return EBB_EINVAL;
+    size_t bytes;
+    if (goal->block_bits == 0 || goal->block_hashes != 0)
+        return choose_in_family(goal, out, &bytes);
+    /* Blocked with b left open: the least memory over b = 1, 2, 4, 8 (ties
+     * to the smaller b, fewer bits touched). */
+    static const uint32_t hashes[] = {1, 2, 4, 8};
+    ebb_status result = EBB_EINVAL;
+    size_t best_bytes = SIZE_MAX;
+    for (size_t i = 0; i < sizeof hashes / sizeof hashes[0]; i++) {
+        ebb_apbf_goal one = *goal;
+        ebb_apbf_params p;
+        one.block_hashes = hashes[i];
+        ebb_status st = choose_in_family(&one, &p, &bytes);
+        if (st == EBB_OK && bytes < best_bytes) {
+            *out = p;
+            best_bytes = bytes;
+            result = EBB_OK;
+        } else if (st == EBB_EOVERFLOW && result != EBB_OK) {
+            result = EBB_EOVERFLOW;
+        }
+    }
+    return result;
 }
 
 ebb_status ebb_apbf_choose_blocked(uint64_t window, double fp,
@@ -290,6 +321,8 @@ ebb_status ebb_apbf_choose_blocked(uint64_t window, double fp,
                                    uint32_t block_hashes,
                                    ebb_apbf_params *out)
 {
+    if (!ebb_apbf_block_valid(block_bits, block_hashes))
+        return EBB_EINVAL; /* b = 0 means "choose b" only in a goal */
     ebb_apbf_goal goal = {window, fp, max_npws, 0.0, block_bits,
                           block_hashes};
     return ebb_apbf_choose_goal(&goal, out);
