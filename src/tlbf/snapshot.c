@@ -172,6 +172,7 @@ static bool tail_clear(const tlbf_slice *s)
 static void apply_header(ebb_tlbf *f, const tlbf_header *h, uint64_t seed)
 {
     f->span = (int64_t)h->span;
+    ebb_tlbf_derive(f);
     f->max_memory = (size_t)h->max_memory;
     f->policy = (ebb_tlbf_policy)h->policy;
     f->seed = seed;

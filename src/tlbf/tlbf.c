@@ -265,6 +265,7 @@ ebb_status ebb_tlbf_create(const ebb_tlbf_config *config, uint64_t seed,
     if ((st = ebb_tlbf_new(k, l, slots, &f)) != EBB_OK)
         return st;
     f->span = config->span_ns;
+    ebb_tlbf_derive(f);
     f->max_memory = config->max_memory;
     f->policy = config->policy;
     f->seed = seed;
@@ -558,10 +559,14 @@ static void retire_expired(ebb_tlbf *f, int64_t now)
  * early only leaves slices less full. */
 static bool generation_overdue(const ebb_tlbf *f, int64_t now)
 {
-    if (f->generation_ns == EBB_TLBF_NEVER)
-        return false;
-    return (double)elapsed(f->generation_ns, now) >=
-           2.0 * (double)f->span / (double)f->l;
+    return f->generation_ns != EBB_TLBF_NEVER &&
+           elapsed(f->generation_ns, now) >= f->overdue_ns;
+}
+
+void ebb_tlbf_derive(ebb_tlbf *f)
+{
+    uint64_t limit = 2u * ((uint64_t)f->span / f->l);
+    f->overdue_ns = limit == 0 ? 1 : limit;
 }
 
 ebb_status ebb_tlbf_add_hash(ebb_tlbf *f, ebb_hash128 h, int64_t now)

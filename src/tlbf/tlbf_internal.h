@@ -47,6 +47,7 @@ struct ebb_tlbf {
     int64_t rate_base_ns;
     uint64_t estimate;           /* insertions per generation, smoothed    */
     int64_t generation_ns;       /* when the current generation began      */
+    uint64_t overdue_ns;         /* 2 T / l: a generation ends by then     */
     int64_t latest_ns;           /* EBB_TLBF_NEVER before the first call   */
 
     uint64_t insertions, shifts, evicted, refused, clamped, resets;
@@ -75,6 +76,9 @@ size_t ebb_tlbf_block_bytes(uint64_t nbits);
 
 /* The per-generation estimate the initial capacity gives. */
 uint64_t ebb_tlbf_initial_estimate(const ebb_tlbf *f);
+
+/* Sets the fields derived from span and l (not stored in snapshots). */
+void ebb_tlbf_derive(ebb_tlbf *f);
 
 /* A filter with shape (k, l), an empty ring of `slots` entries and no
  * slices. EBB_ENOMEM. */
