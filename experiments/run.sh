@@ -1,0 +1,172 @@
+#!/usr/bin/env bash
+# experiments/run.sh: reproduce the tables and figures of the APBF paper.
+#
+#   bash experiments/run.sh <build-dir>      (what `make experiments` runs)
+#
+# Runs the exp_* programs built in <build-dir>/experiments (two at a time,
+# one per core), which write CSV into docs/results/apbf/ and Markdown
+# fragments and verdicts into <build-dir>/experiments/work/; draws the PNG
+# figures with gnuplot; then assembles docs/results/apbf.md from the
+# template experiments/apbf.md.in, so every number on that page comes from
+# this run.
+#
+# Deterministic: the same seed (EBB_EXPERIMENT_SEED, default 1) and the same
+# library give the same files.
+#
+# Exit status: 0 when every check that must hold did; 1 when a value that
+# should agree with the paper does not, a documented discrepancy no longer
+# shows, or a guarantee broke (no false negatives, APBBF < SWAMP); 2 on
+# usage or runtime errors. Statistical checks (|z| <= 3, reads within 5%)
+# are reported in the summary and on the page but do not change the status.
+
+set -euo pipefail
+
+usage() {
+    echo "usage: bash experiments/run.sh <build-dir>" >&2
+    exit 2
+}
+
+[[ $# -eq 1 ]] || usage
+[[ -d $1 ]] || { echo "run.sh: no build directory '$1'" >&2; exit 2; }
+
+build_dir=$(cd "$1" && pwd)
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+bin_dir=$build_dir/experiments
+work_dir=$bin_dir/work
+page=$root/docs/results/apbf.md
+out_dir=$root/docs/results/apbf
+template=$root/experiments/apbf.md.in
+plots=$root/experiments/plots
+seed=${EBB_EXPERIMENT_SEED:-1}
+
+[[ $seed =~ ^[0-9]+$ ]] || { echo "run.sh: EBB_EXPERIMENT_SEED must be a decimal integer" >&2; exit 2; }
+command -v gnuplot >/dev/null || {
+    echo "run.sh: gnuplot not found (Debian: apt-get install gnuplot-nox)" >&2
+    exit 2
+}
+
+# Two lanes of about the same length, one per core.
+lane_a=(table3 table1)
+lane_b=(table2 fig6 duplicates)
+for name in "${lane_a[@]}" "${lane_b[@]}"; do
+    [[ -x $bin_dir/exp_$name ]] || {
+        echo "run.sh: $bin_dir/exp_$name is missing: build first (cmake --build $1)" >&2
+        exit 2
+    }
+done
+
+rm -rf "$work_dir"
+mkdir -p "$work_dir" "$out_dir"
+started=$SECONDS
+
+# Runs experiments one after the other; an experiment's status goes to
+# work/<name>.status (0 fine, 1 a fatal check failed, 2 an error).
+run_lane() {
+    local name status
+    for name in "$@"; do
+        local t0=$SECONDS
+        status=0
+        "$bin_dir/exp_$name" "$out_dir" "$work_dir" "$seed" \
+            >"$work_dir/$name.log" 2>&1 || status=$?
+        echo "$status" >"$work_dir/$name.status"
+        echo "  exp_$name: exit $status, $((SECONDS - t0)) s"
+    done
+}
+
+echo "experiments: seed $seed, outputs in ${out_dir#"$root"/}"
+run_lane "${lane_a[@]}" &
+pid_a=$!
+run_lane "${lane_b[@]}" &
+pid_b=$!
+wait "$pid_a"
+wait "$pid_b"
+
+fatal=0
+for name in "${lane_a[@]}" "${lane_b[@]}"; do
+    status=$(cat "$work_dir/$name.status")
+    if [[ $status -ge 2 ]]; then
+        echo "run.sh: exp_$name failed:" >&2
+        cat "$work_dir/$name.log" >&2
+        exit 2
+    fi
+    [[ $status -eq 0 ]] || fatal=1
+done
+
+# ---------------------------------------------------------------------------
+# Figures
+# ---------------------------------------------------------------------------
+
+plot() { # plot <script> <figure>
+    gnuplot -e "csv='$out_dir/$2.csv'; out='$out_dir/$2.png'; meta='$work_dir/$2.plot'" \
+        "$plots/$1.gp" || { echo "run.sh: gnuplot failed on $2" >&2; exit 2; }
+}
+plot fig6 fig6
+for figure in fig7 fig8 zipf; do
+    plot duplicates "$figure"
+done
+
+# ---------------------------------------------------------------------------
+# Summary of the verdicts
+# ---------------------------------------------------------------------------
+
+checks=("$work_dir"/*.checks)
+summary=$work_dir/summary.md
+awk '
+    { verdict[$2 " " $1]++ }
+    $1 == "FAIL" { failures[++n] = $0 }
+    END {
+        split("paper discrepancy guarantee stat", kinds, " ")
+        names["paper"] = "agree with the paper'"'"'s printed value"
+        names["discrepancy"] = "documented discrepancies with the paper still differ"
+        names["guarantee"] = "guarantees (no false negatives, model bounds, APBBF < SWAMP)"
+        names["stat"] = "measured against predicted (\\|z\\| <= 3, reads within 5%)"
+        print "| checks | passed | failed |"
+        print "|---|---|---|"
+        for (i = 1; i <= 4; i++) {
+            k = kinds[i]
+            printf "| %s | %d | %d |\n", names[k], verdict[k " PASS"], verdict[k " FAIL"]
+        }
+        print ""
+        if (n == 0) {
+            print "Every check passed."
+        } else {
+            print "Failed checks (each line says what was compared with what):"
+            print ""
+            for (i = 1; i <= n; i++) print "- `" failures[i] "`"
+        }
+    }' "${checks[@]}" >"$summary"
+
+# A failed check of the fatal kinds fails the run even if a program forgot
+# to say so in its exit status.
+if grep -qE '^FAIL (paper|discrepancy|guarantee) ' "${checks[@]}"; then
+    fatal=1
+fi
+
+# ---------------------------------------------------------------------------
+# The page
+# ---------------------------------------------------------------------------
+
+# @@fragment NAME@@ lines become work/NAME.md; @@seed@@ becomes the seed.
+awk -v work="$work_dir" -v seed="$seed" '
+    /^@@fragment [a-z0-9]+@@$/ {
+        name = $2
+        sub(/@@$/, "", name)
+        file = work "/" name ".md"
+        got = (getline line < file)
+        if (got < 0) { print "run.sh: missing fragment " file > "/dev/stderr"; exit 2 }
+        while (got > 0) { print line; got = (getline line < file) }
+        close(file)
+        next
+    }
+    { gsub(/@@seed@@/, seed); print }
+' "$template" >"$page.tmp"
+mv "$page.tmp" "$page"
+
+echo
+cat "$summary"
+echo
+echo "experiments: wrote ${page#"$root"/} and ${out_dir#"$root"/}/ in $((SECONDS - started)) s"
+if [[ $fatal -ne 0 ]]; then
+    echo "run.sh: a value that must agree with the paper, or a guarantee, failed (see above)" >&2
+    exit 1
+fi
