@@ -120,7 +120,7 @@ static bool header_valid(const tlbf_header *h)
            h->slots >= h->count && h->slots <= 2u * (h->k + EBB_TLBF_MAX_EXTRA) &&
            h->initial_capacity >= 1 && h->reserved == 0 &&
            (int64_t)h->latest >= (int64_t)h->rate_base &&
-           h->estimate >= 1 && h->estimate <= EBB_APBF_MAX_SLICE_BITS &&
+           h->estimate >= 1 && h->estimate <= ebb_tlbf_max_estimate(h->k) &&
            (int64_t)h->generation <= (int64_t)h->latest &&
            ((int64_t)h->generation == EBB_TLBF_NEVER) ==
                ((int64_t)h->latest == EBB_TLBF_NEVER);

@@ -303,10 +303,21 @@ typedef struct shift_plan {
     uint32_t slots;      /* ring entries after the shift                  */
 } shift_plan;
 
+uint64_t ebb_tlbf_max_estimate(uint32_t k)
+{
+    return ebb_tlbf_max_capacity() / k;
+}
+
+uint64_t ebb_tlbf_max_capacity(void)
+{
+    return (uint64_t)floor((double)EBB_APBF_MAX_SLICE_BITS * LN2);
+}
+
 uint64_t ebb_tlbf_initial_estimate(const ebb_tlbf *f)
 {
     uint64_t g = f->initial_capacity / f->l + (f->initial_capacity % f->l != 0);
-    return g == 0 ? 1 : g;
+    uint64_t most = ebb_tlbf_max_estimate(f->k);
+    return g == 0 ? 1 : g > most ? most : g;
 }
 
 /* The per-generation estimate after observing the rate at time now: the
@@ -334,7 +345,7 @@ static uint64_t next_estimate(const ebb_tlbf *f, int64_t now, bool *rebase)
          * is at least 8x the estimate. Double it; the next measurable
          * interval corrects it. */
         if (f->since_base / 2u >= f->estimate &&
-            f->estimate <= EBB_APBF_MAX_SLICE_BITS / 4u / f->k)
+            f->estimate <= ebb_tlbf_max_estimate(f->k) / 2u)
             return f->estimate * 2u;
         return f->estimate;
     }
@@ -345,9 +356,9 @@ static uint64_t next_estimate(const ebb_tlbf *f, int64_t now, bool *rebase)
                   : fabs(observed - current) <= current / 8.0
                       ? current
                       : current + (observed - current) / 4.0;
-    double most = floor((double)EBB_APBF_MAX_SLICE_BITS * 0.69314718055994530942);
-    if (!(next <= most / (double)f->k))
-        next = most / (double)f->k;
+    double most = (double)ebb_tlbf_max_estimate(f->k);
+    if (!(next <= most))
+        next = most;
     return next < 1.0 ? 1 : (uint64_t)ceil(next);
 }
 
@@ -400,10 +411,8 @@ static ebb_status plan_shift(const ebb_tlbf *f, int64_t now, shift_plan *p)
            ebb_tlbf_at(f, f->count - 1 - p->drop)->last_ns < threshold)
         p->drop++;
     p->estimate = next_estimate(f, now, &p->rebase);
-    double most = floor((double)EBB_APBF_MAX_SLICE_BITS * 0.69314718055994530942);
-    p->capacity = (double)p->estimate * (double)f->k < most
-                      ? p->estimate * f->k
-                      : (uint64_t)most;
+    uint64_t most = ebb_tlbf_max_capacity();
+    p->capacity = p->estimate <= most / f->k ? p->estimate * f->k : most;
     p->nbits = ebb_tlbf_bits_for(p->capacity);
     plan_slices(f, p);
     if (plan_fits(f, p))

@@ -74,7 +74,12 @@ uint64_t ebb_tlbf_bits_for(uint64_t capacity);
  * nbits alone, so a loaded filter holds exactly what the saved one held. */
 size_t ebb_tlbf_block_bytes(uint64_t nbits);
 
-/* The per-generation estimate the initial capacity gives. */
+/* The largest slice capacity, floor(2^40 ln 2), and the largest
+ * per-generation estimate, that over k. */
+uint64_t ebb_tlbf_max_capacity(void);
+uint64_t ebb_tlbf_max_estimate(uint32_t k);
+
+/* The per-generation estimate the initial capacity gives (clamped). */
 uint64_t ebb_tlbf_initial_estimate(const ebb_tlbf *f);
 
 /* Sets the fields derived from span and l (not stored in snapshots). */
