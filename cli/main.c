@@ -23,7 +23,7 @@ typedef struct subcommand {
 
 static const subcommand subcommands[] = {
     {"dedup", ebb_cli_dedup,
-     "write each input line unless it occurred among the previous N lines"},
+     "write each line unless it occurred in the last N lines or T seconds"},
     {"params", ebb_cli_params,
      "show the shape, memory and error rates of a filter"},
 };
@@ -42,7 +42,8 @@ static void print_usage(FILE *out)
                 subcommands[i].summary);
     fprintf(out, "\n"
                  "Run 'ebb <command> --help' for the options of a command.\n"
-                 "Exit status: 0 success, 1 I/O error, 2 usage error.\n");
+                 "Exit status: 0 success, 1 I/O error or bad input line, 2 usage "
+                 "error.\n");
 }
 
 static const subcommand *find_subcommand(const char *name)

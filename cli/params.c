@@ -1,14 +1,20 @@
 /*
- * params.c: `ebb params`, the shape and the analytic error rates of an APBF.
+ * params.c: `ebb params`, the shape and the analytic error rates of a
+ * filter.
  *
- *   ebb params --window N --fp P [--max-npws F] [BLOCKS] [--json]
+ *   ebb params --window N --fp P [--max-npws F] [--max-accesses A]
+ *              [BLOCKS] [--json]
  *   ebb params --k K --l L [--window N] [BLOCKS] [--json]
+ *   ebb params --time-window DUR --rate R --fp P [--max-npws F] [--json]
  *   BLOCKS: --blocked [--block-bits B] [--block-hashes b]
  *
- * The first form asks the library which (k, l) it would choose, the second
- * sizes an explicit (k, l); --blocked does both for the blocked variant
- * (APBBF). All numbers come from the library's sizing and analytics
- * functions; this file only parses and prints.
+ * The first form asks the library which (k, l) it would choose (for a
+ * blocked filter with the default bounds on NPWS and accesses, as `ebb
+ * dedup --blocked` does), the second sizes an explicit (k, l); --blocked
+ * does both for the blocked variant (APBBF). The third describes the
+ * time-limited filter of `ebb dedup --time-window` (params_time.c). All
+ * numbers come from the library's sizing and analytics functions; this
+ * file only parses and prints.
  *
  * fp, npws and the access figures: for plain slices the worst case of the
  * design (the --fill model's ratios, geometric by default), the rate ebb
@@ -21,7 +27,9 @@
 #endif
 
 #include "common.h"
+#include "params.h"
 #include "subcommands.h"
+#include "units.h"
 
 #include <ebb/ebb.h>
 
@@ -32,7 +40,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#define PROGRAM "ebb params"
+#define PROGRAM PARAMS_PROGRAM
 
 /* The window an explicit (k, l) is sized for when --window is not given. */
 #define DEFAULT_KL_WINDOW UINT64_C(1000000)
@@ -41,24 +49,11 @@
 enum {
     OPTION_BLOCKED = 256,
     OPTION_BLOCK_BITS,
-    OPTION_BLOCK_HASHES
+    OPTION_BLOCK_HASHES,
+    OPTION_MAX_ACCESSES,
+    OPTION_TIME_WINDOW,
+    OPTION_RATE
 };
-
-typedef struct params_request {
-    bool have_window, have_fp, have_max_npws, have_k, have_l;
-    uint64_t window;
-    double fp;
-    double max_npws;
-    uint32_t k, l;
-    bool json;
-    ebb_fill_model fill;
-    bool have_fill;
-    /* Blocked slices: --blocked, or implied by --block-bits/--block-hashes. */
-    bool blocked;
-    uint32_t block_bits, block_hashes;
-    /* The texts as typed, for messages. */
-    const char *window_text, *fp_text, *max_npws_text;
-} params_request;
 
 /* Everything `ebb params` reports about one shape. */
 typedef struct params_report {
@@ -77,9 +72,12 @@ typedef struct params_report {
 static void print_usage(FILE *out)
 {
     fprintf(out,
-            "Usage: ebb params --window N --fp P [--max-npws F] [BLOCKS] [--json]\n"
+            "Usage: ebb params --window N --fp P [--max-npws F] [--max-accesses A]\n"
+            "                  [BLOCKS] [--json]\n"
             "       ebb params --k K --l L [--window N] [--fill MODEL] [--json]\n"
             "       ebb params --k K --l L [--window N] BLOCKS [--json]\n"
+            "       ebb params --time-window DUR --rate R --fp P [--max-npws F]\n"
+            "                  [--json]\n"
             "  BLOCKS: --blocked [--block-bits B] [--block-hashes b]\n"
             "\n"
             "Shows the filter ebb would build: k (slices written per item),\n"
@@ -89,13 +87,20 @@ static void print_usage(FILE *out)
             "window that may still be reported), the peak NPWS and the\n"
             "expected slice (or block) accesses of a query that answers\n"
             "false, of one for an item of the window and of a false positive.\n"
+            "With --time-window: the time-limited filter of 'ebb dedup\n"
+            "--time-window' at a steady rate of R items per second.\n"
             "\n"
             "Options:\n"
             "  --window N     items the filter must remember (positive\n"
             "                 integer, 1e6 notation accepted); with --k/--l\n"
             "                 the default is 1000000\n"
             "  --fp P         target false-positive rate, 0 < P < 1\n"
-            "  --max-npws F   bound on the peak NPWS (> 0; default: none)\n"
+            "  --max-npws F   bound on the peak NPWS (> 0; default: none, %g\n"
+            "                 for the blocked chooser)\n"
+            "  --max-accesses A\n"
+            "                 bound on the expected slice (block) reads of a\n"
+            "                 query answering false (> 0; default: none, %g\n"
+            "                 for the blocked chooser)\n"
             "  --k K          slices written per item (1..%u)\n"
             "  --l L          generations in the window (1..%u)\n"
             "  --fill MODEL   fill ratios behind fp and accesses: geometric\n"
@@ -106,15 +111,22 @@ static void print_usage(FILE *out)
             "  --block-bits B  bits per block, 64 or 512 (default %u);\n"
             "                 implies --blocked\n"
             "  --block-hashes b\n"
-            "                 bits set per block, 1, 2, 4 or 8 (default %u);\n"
-            "                 implies --blocked\n"
+            "                 bits set per block, 1, 2, 4 or 8 (default: the\n"
+            "                 chooser picks; %u with --k/--l); implies --blocked\n"
+            "  --time-window DUR\n"
+            "                 a window of time: a number and a unit, ns, us,\n"
+            "                 ms, s, m, h or d (500ms, 30s, 1.5h, 7d)\n"
+            "  --rate R       items per second (> 0), with --time-window\n"
             "  --json         print one JSON object with the keys k, l,\n"
             "                 slice_bits, memory_bytes, bits_per_item, fp,\n"
             "                 slack, npws, accesses_false (the other figures\n"
-            "                 are in the human output only)\n"
+            "                 are in the human output only); with\n"
+            "                 --time-window the keys k, l, span_ns,\n"
+            "                 generation_ns, items_per_generation, slice_bits,\n"
+            "                 memory_bytes, bits_per_item, fp, slack_ns, npws\n"
             "  -h, --help     show this help\n",
-            EBB_APBF_MAX_K, EBB_APBF_MAX_L, CLI_DEFAULT_BLOCK_BITS,
-            CLI_DEFAULT_BLOCK_HASHES);
+            CLI_BLOCKED_MAX_NPWS, CLI_BLOCKED_MAX_ACCESSES, EBB_APBF_MAX_K,
+            EBB_APBF_MAX_L, CLI_DEFAULT_BLOCK_BITS, CLI_DEFAULT_BLOCK_HASHES);
 }
 
 static int invalid_value(const char *option, const char *text,
@@ -134,7 +146,38 @@ static bool parse_bounded_u32(const char *text, uint32_t max, uint32_t *out)
     return true;
 }
 
-/* Returns -1 to go on, otherwise the exit status. */
+/* The options new with time windows and the access bound. Returns -1 to
+ * go on, otherwise the exit status. */
+static int parse_time_option(int option, const char *value,
+                             params_request *req)
+{
+    cli_number parsed;
+    switch (option) {
+    case OPTION_TIME_WINDOW:
+        parsed = cli_parse_duration(value, &req->span_ns);
+        if (parsed != CLI_NUMBER_OK)
+            return invalid_value("--time-window", value,
+                                 cli_duration_requirement(parsed));
+        req->have_time_window = true;
+        req->time_window_text = value;
+        return -1;
+    case OPTION_RATE:
+        if (!cli_parse_real(value, &req->rate) || !(req->rate > 0.0))
+            return invalid_value("--rate", value, "must be a positive number");
+        req->have_rate = true;
+        req->rate_text = value;
+        return -1;
+    default: /* OPTION_MAX_ACCESSES */
+        if (!cli_parse_real(value, &req->max_accesses) ||
+            !(req->max_accesses > 0.0))
+            return invalid_value("--max-accesses", value,
+                                 "must be a positive number");
+        req->have_max_accesses = true;
+        req->max_accesses_text = value;
+        return -1;
+    }
+}
+
 static int parse_option(int option, const char *value, params_request *req)
 {
     char requirement[64];
@@ -195,23 +238,104 @@ static int parse_option(int option, const char *value, params_request *req)
         req->have_fill = true;
         return -1;
     case OPTION_BLOCKED:
-        req->blocked = true;
+        req->blocked = req->have_blocked = true;
         return -1;
     case OPTION_BLOCK_BITS:
         if (!cli_parse_block_bits(value, &req->block_bits))
             return invalid_value("--block-bits", value,
                                  CLI_BLOCK_BITS_REQUIREMENT);
         req->blocked = true;
+        req->have_block_bits = true;
         return -1;
     case OPTION_BLOCK_HASHES:
         if (!cli_parse_block_hashes(value, &req->block_hashes))
             return invalid_value("--block-hashes", value,
                                  CLI_BLOCK_HASHES_REQUIREMENT);
         req->blocked = true;
+        req->have_block_hashes = true;
         return -1;
+    case OPTION_MAX_ACCESSES:
+    case OPTION_TIME_WINDOW:
+    case OPTION_RATE:
+        return parse_time_option(option, value, req);
     default:
         return CLI_EXIT_USAGE;
     }
+}
+
+/* The first option given that only a count window takes, or NULL. */
+static const char *count_option_given(const params_request *req)
+{
+    const struct {
+        bool given;
+        const char *name;
+    } count_options[] = {
+        {req->have_window, "--window"},
+        {req->have_k, "--k"},
+        {req->have_l, "--l"},
+        {req->have_fill, "--fill"},
+        {req->have_blocked, "--blocked"},
+        {req->have_block_bits, "--block-bits"},
+        {req->have_block_hashes, "--block-hashes"},
+        {req->have_max_accesses, "--max-accesses"},
+    };
+    for (size_t i = 0; i < sizeof count_options / sizeof count_options[0]; i++)
+        if (count_options[i].given)
+            return count_options[i].name;
+    return NULL;
+}
+
+/* Returns -1 to go on, otherwise the exit status. */
+static int check_time_request(const params_request *req)
+{
+    const char *count_option = count_option_given(req);
+    if (count_option != NULL) {
+        cli_error(PROGRAM, "%s cannot be combined with --time-window",
+                  count_option);
+        return CLI_EXIT_USAGE;
+    }
+    if (!req->have_rate || !req->have_fp) {
+        cli_error(PROGRAM, "give --time-window, --rate and --fp "
+                           "(run 'ebb params --help')");
+        return CLI_EXIT_USAGE;
+    }
+    return -1;
+}
+
+/* Returns -1 to go on, otherwise the exit status. */
+static int check_count_request(const params_request *req)
+{
+    if (req->have_rate) {
+        cli_error(PROGRAM, "--rate requires --time-window");
+        return CLI_EXIT_USAGE;
+    }
+    /* Blocked slices have no fill ramp: their figures come from the block
+     * model of the exact shape. */
+    if (req->blocked && req->have_fill) {
+        cli_error(PROGRAM, "--fill cannot be combined with --blocked");
+        return CLI_EXIT_USAGE;
+    }
+    bool explicit_kl = req->have_k || req->have_l;
+    if (explicit_kl) {
+        if (!req->have_k || !req->have_l) {
+            cli_error(PROGRAM, "--k and --l must be given together");
+            return CLI_EXIT_USAGE;
+        }
+        if (req->have_fp || req->have_max_npws || req->have_max_accesses) {
+            cli_error(PROGRAM, "--%s cannot be combined with --k and --l",
+                      req->have_fp           ? "fp"
+                      : req->have_max_npws ? "max-npws"
+                                           : "max-accesses");
+            return CLI_EXIT_USAGE;
+        }
+        return -1;
+    }
+    if (!req->have_window || !req->have_fp) {
+        cli_error(PROGRAM, "give --window and --fp, or --k and --l "
+                           "(run 'ebb params --help')");
+        return CLI_EXIT_USAGE;
+    }
+    return -1;
 }
 
 /* Returns -1 to go on, otherwise the exit status. */
@@ -221,6 +345,7 @@ static int parse_command_line(int argc, char **argv, params_request *req)
         {"window", required_argument, NULL, 'w'},
         {"fp", required_argument, NULL, 'f'},
         {"max-npws", required_argument, NULL, 'n'},
+        {"max-accesses", required_argument, NULL, OPTION_MAX_ACCESSES},
         {"k", required_argument, NULL, 'k'},
         {"l", required_argument, NULL, 'l'},
         {"json", no_argument, NULL, 'j'},
@@ -228,12 +353,13 @@ static int parse_command_line(int argc, char **argv, params_request *req)
         {"blocked", no_argument, NULL, OPTION_BLOCKED},
         {"block-bits", required_argument, NULL, OPTION_BLOCK_BITS},
         {"block-hashes", required_argument, NULL, OPTION_BLOCK_HASHES},
+        {"time-window", required_argument, NULL, OPTION_TIME_WINDOW},
+        {"rate", required_argument, NULL, OPTION_RATE},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
 
     req->block_bits = CLI_DEFAULT_BLOCK_BITS;
-    req->block_hashes = CLI_DEFAULT_BLOCK_HASHES;
     opterr = 0;
     int option;
     while ((option = getopt_long(argc, argv, ":h", options, NULL)) != -1) {
@@ -249,32 +375,28 @@ static int parse_command_line(int argc, char **argv, params_request *req)
     }
     if (optind < argc)
         return cli_report_unexpected_operand(PROGRAM, argv[optind]);
-    /* Blocked slices have no fill ramp: their figures come from the block
-     * model of the exact shape. */
-    if (req->blocked && req->have_fill) {
-        cli_error(PROGRAM, "--fill cannot be combined with --blocked");
-        return CLI_EXIT_USAGE;
-    }
+    return req->have_time_window ? check_time_request(req)
+                                 : check_count_request(req);
+}
 
-    bool explicit_kl = req->have_k || req->have_l;
-    if (explicit_kl) {
-        if (!req->have_k || !req->have_l) {
-            cli_error(PROGRAM, "--k and --l must be given together");
-            return CLI_EXIT_USAGE;
-        }
-        if (req->have_fp || req->have_max_npws) {
-            cli_error(PROGRAM, "--%s cannot be combined with --k and --l",
-                      req->have_fp ? "fp" : "max-npws");
-            return CLI_EXIT_USAGE;
-        }
-        return -1;
-    }
-    if (!req->have_window || !req->have_fp) {
-        cli_error(PROGRAM, "give --window and --fp, or --k and --l "
-                           "(run 'ebb params --help')");
-        return CLI_EXIT_USAGE;
-    }
-    return -1;
+/* The blocked chooser's bounds: the options', or the defaults that keep a
+ * blocked shape from collapsing to k = l = 1 (`ebb dedup --blocked` uses
+ * the same). A plain shape gets only the bounds given. */
+static ebb_apbf_goal request_goal(const params_request *req)
+{
+    ebb_apbf_goal goal;
+    goal.window = req->window;
+    goal.fp = req->fp;
+    goal.max_npws = req->have_max_npws ? req->max_npws
+                    : req->blocked     ? CLI_BLOCKED_MAX_NPWS
+                                       : 0.0;
+    goal.max_accesses = req->have_max_accesses ? req->max_accesses
+                        : req->blocked         ? CLI_BLOCKED_MAX_ACCESSES
+                                               : 0.0;
+    goal.block_bits = req->blocked ? req->block_bits : 0;
+    goal.block_hashes =
+        req->blocked && req->have_block_hashes ? req->block_hashes : 0;
+    return goal;
 }
 
 /* Returns -1 to go on, otherwise the exit status. */
@@ -283,9 +405,11 @@ static int choose_shape(const params_request *req, ebb_apbf_params *shape)
     ebb_status status;
     if (req->have_k) {
         uint64_t window = req->have_window ? req->window : DEFAULT_KL_WINDOW;
+        uint32_t hashes = req->have_block_hashes ? req->block_hashes
+                                                 : CLI_DEFAULT_BLOCK_HASHES;
         status = ebb_apbf_params_from_kl_blocked(
             req->k, req->l, window, req->blocked ? req->block_bits : 0,
-            req->blocked ? req->block_hashes : 0, shape);
+            req->blocked ? hashes : 0, shape);
         if (status != EBB_OK) {
             cli_error(PROGRAM, "cannot size k=%" PRIu32 ", l=%" PRIu32
                       " for a window of %" PRIu64 ": %s",
@@ -294,16 +418,19 @@ static int choose_shape(const params_request *req, ebb_apbf_params *shape)
         }
         return -1;
     }
-    status = ebb_apbf_choose_blocked(
-        req->window, req->fp, req->have_max_npws ? req->max_npws : 0.0,
-        req->blocked ? req->block_bits : 0,
-        req->blocked ? req->block_hashes : 0, shape);
+    ebb_apbf_goal goal = request_goal(req);
+    status = ebb_apbf_choose_goal(&goal, shape);
     if (status != EBB_OK) {
-        cli_error(PROGRAM, "cannot size a filter for --window %s --fp %s%s%s: "
-                  "%s", req->window_text, req->fp_text,
-                  req->have_max_npws ? " --max-npws " : "",
-                  req->have_max_npws ? req->max_npws_text : "",
-                  ebb_strerror(status));
+        /* The bounds in effect: the defaults too, for a blocked shape. */
+        char npws[48] = "", accesses[48] = "";
+        if (goal.max_npws > 0.0)
+            snprintf(npws, sizeof npws, " --max-npws %g", goal.max_npws);
+        if (goal.max_accesses > 0.0)
+            snprintf(accesses, sizeof accesses, " --max-accesses %g",
+                     goal.max_accesses);
+        cli_error(PROGRAM, "cannot size a filter for --window %s --fp %s%s%s%s"
+                  ": %s", req->window_text, req->fp_text, npws, accesses,
+                  req->blocked ? " (blocked)" : "", ebb_strerror(status));
         return CLI_EXIT_USAGE;
     }
     return -1;
@@ -410,6 +537,8 @@ int ebb_cli_params(int argc, char **argv)
     int status = parse_command_line(argc, argv, &req);
     if (status >= 0)
         return status;
+    if (req.have_time_window)
+        return params_time_window(&req);
 
     ebb_apbf_params shape;
     status = choose_shape(&req, &shape);

@@ -18,6 +18,17 @@
  *            window (W - W/20 .. W back), 20% just outside it
  *            (W + 1 .. W + W/20 + 1 back); a repeat that would reach before
  *            the first line is a new id instead
+ *   timed    a log of "<time> user<id> /item/<hex>" lines probing a window
+ *            of time (--span-ms): the clock advances at --rate lines a
+ *            second, with (--profile bursty, the default) phases of 10x
+ *            bursts, drops to 1/10 and idle gaps longer than the span; 1%
+ *            of the lines are stamped up to half a span early (out of
+ *            order). --fresh percent (default 40) new ids, the others
+ *            repeats from within the span, just inside its edge, just
+ *            outside it, exactly at it, and of the last 64 lines. Times
+ *            are epoch-ms or iso8601 (assorted precisions and UTC
+ *            offsets); --times FILE writes the nanoseconds each line's
+ *            timestamp stands for, one per line, for the oracle.
  */
 #ifndef _POSIX_C_SOURCE
 #define _POSIX_C_SOURCE 200809L
@@ -35,7 +46,15 @@
 #define PROGRAM "ebb-gen-stream"
 #define CLICKS_RECENT 64u
 
-typedef enum stream_mode { MODE_UNIFORM, MODE_CLICKS, MODE_WINDOW } stream_mode;
+typedef enum stream_mode {
+    MODE_UNIFORM,
+    MODE_CLICKS,
+    MODE_WINDOW,
+    MODE_TIMED
+} stream_mode;
+
+typedef enum time_format { TIME_EPOCH_MS, TIME_ISO8601 } time_format;
+typedef enum rate_profile { PROFILE_BURSTY, PROFILE_STEADY } rate_profile;
 
 typedef struct generator_options {
     uint64_t lines;
@@ -43,6 +62,15 @@ typedef struct generator_options {
     uint64_t seed;
     uint64_t window;
     stream_mode mode;
+    /* Mode timed. */
+    time_format time_format;
+    rate_profile profile;
+    uint64_t span_ms;
+    uint64_t rate;     /* lines per second at the normal rate */
+    uint64_t start_ms; /* the first line's time */
+    uint64_t fresh_percent; /* new ids, the rest repeats */
+    const char *times_path;
+    bool verbose;
 } generator_options;
 
 /* ------------------------------------------------------------------------ */
@@ -184,6 +212,328 @@ static uint64_t window_next(rng *r, const generator_options *o,
 }
 
 /* ------------------------------------------------------------------------ */
+/* Mode timed: a timestamped log with bursts, drops and idle gaps            */
+/* ------------------------------------------------------------------------ */
+
+/* Every time below is in microseconds since 1970 (integers only, so the
+ * output is the same on every machine). The clock runs forward; a line's
+ * printed time is the clock, or, for a few lines, a time before it (out
+ * of order), and it is cut to the precision its format prints. */
+
+#define US_PER_MS UINT64_C(1000)
+#define US_PER_SECOND UINT64_C(1000000)
+#define TIMED_RECENT 64u
+
+typedef enum rate_phase {
+    PHASE_NORMAL,
+    PHASE_BURST, /* 10x the rate  */
+    PHASE_DROP,  /* 1/10 the rate */
+    PHASE_IDLE   /* no line at all, for 1.5 to 3 spans */
+} rate_phase;
+
+/* The lines of the last while: the clock of each and its id, oldest
+ * first from (count - size). */
+typedef struct timed_history {
+    uint64_t *clock_us;
+    uint64_t *ids;
+    uint64_t size;  /* a power of two */
+    uint64_t count; /* lines recorded */
+} timed_history;
+
+typedef struct timed_state {
+    rng r;
+    uint64_t clock_us;
+    uint64_t span_us;
+    uint64_t mean_gap_us; /* at the normal rate, at least 1 */
+    rate_phase phase;
+    uint64_t phase_end_us;
+    uint64_t next_fresh;
+    uint64_t idle_gaps;
+    timed_history history;
+} timed_state;
+
+/* Bursty: normal 45% of the phases, a burst or a drop a fifth each, an
+ * idle gap 15%. A normal phase lasts 1/2 to 3 spans, a burst 1/4 to 1
+ * (ten times the lines of a normal phase of the same length already), a
+ * drop 1 to 3. Steady: always normal. */
+static void next_phase(timed_state *s, bool bursty)
+{
+    uint64_t choice = bursty ? rng_below(&s->r, 20) : 0;
+    s->phase = choice < 9    ? PHASE_NORMAL
+               : choice < 13 ? PHASE_BURST
+               : choice < 17 ? PHASE_DROP
+                             : PHASE_IDLE;
+    if (s->phase == PHASE_IDLE) {
+        /* Longer than the span: everything before it has expired. */
+        s->idle_gaps++;
+        s->clock_us += rng_between(&s->r, s->span_us * 3 / 2, s->span_us * 3);
+        s->phase = PHASE_NORMAL;
+    }
+    uint64_t span = s->span_us;
+    uint64_t length = s->phase == PHASE_BURST ? rng_between(&s->r, span / 4, span)
+                      : s->phase == PHASE_DROP
+                          ? rng_between(&s->r, span, span * 3)
+                          : rng_between(&s->r, span / 2, span * 3);
+    s->phase_end_us = s->clock_us + length;
+}
+
+/* Advances the clock by one gap between lines of the current phase:
+ * uniform in [0, 2 mean], so the mean is the phase's. */
+static void advance_clock(timed_state *s, bool bursty)
+{
+    if (s->clock_us >= s->phase_end_us)
+        next_phase(s, bursty);
+    uint64_t mean = s->mean_gap_us;
+    if (s->phase == PHASE_BURST)
+        mean = mean / 10 > 0 ? mean / 10 : 1;
+    else if (s->phase == PHASE_DROP)
+        mean *= 10;
+    s->clock_us += rng_below(&s->r, 2 * mean + 1);
+}
+
+/* The id of the latest line at or before clock `at`, or false when the
+ * history does not reach that far back. */
+static bool history_at(const timed_history *h, uint64_t at, uint64_t *id)
+{
+    uint64_t first = h->count > h->size ? h->count - h->size : 0;
+    if (h->count == 0 || h->clock_us[first & (h->size - 1)] > at)
+        return false;
+    uint64_t lo = first, hi = h->count - 1; /* clock[lo] <= at */
+    while (lo < hi) {
+        uint64_t mid = lo + (hi - lo + 1) / 2;
+        if (h->clock_us[mid & (h->size - 1)] <= at)
+            lo = mid;
+        else
+            hi = mid - 1;
+    }
+    *id = h->ids[lo & (h->size - 1)];
+    return true;
+}
+
+/* --fresh percent of the lines (default 40) are new ids; the repeats are
+ * a quarter each from anywhere in the span, just inside its edge and just
+ * outside it, a twelfth exactly at the edge or 1 ms past it, a sixth one
+ * of the last 64 lines. Distances are on the clock, so the oracle (which
+ * sees the printed, clamped times) decides what is inside. */
+static uint64_t timed_id(timed_state *s, uint64_t fresh_percent)
+{
+    uint64_t span = s->span_us, margin = span / 20;
+    if (rng_below(&s->r, 100) < fresh_percent)
+        return s->next_fresh++;
+    uint64_t choice = rng_below(&s->r, 12);
+    uint64_t distance;
+    if (choice < 3)
+        distance = rng_between(&s->r, 0, span);
+    else if (choice < 6)
+        distance = rng_between(&s->r, span - margin, span);
+    else if (choice < 9)
+        distance = rng_between(&s->r, span + 1, span + margin);
+    else if (choice < 10)
+        distance = span + (rng_below(&s->r, 2) ? US_PER_MS : 0);
+    else {
+        uint64_t reach = s->history.count < TIMED_RECENT ? s->history.count
+                                                         : TIMED_RECENT;
+        if (reach == 0)
+            return s->next_fresh++;
+        uint64_t back = rng_between(&s->r, 1, reach);
+        const timed_history *h = &s->history;
+        return h->ids[(h->count - back) & (h->size - 1)];
+    }
+    uint64_t id;
+    if (distance > s->clock_us ||
+        !history_at(&s->history, s->clock_us - distance, &id))
+        return s->next_fresh++;
+    return id;
+}
+
+static void history_record(timed_history *h, uint64_t clock_us, uint64_t id)
+{
+    h->clock_us[h->count & (h->size - 1)] = clock_us;
+    h->ids[h->count & (h->size - 1)] = id;
+    h->count++;
+}
+
+/* Days since 1970-01-01 to a proleptic Gregorian date: the inverse of the
+ * CLI's days-from-civil, written from the same March-based calendar (eras
+ * of 400 years, 146097 days) so that the generator checks the parser
+ * rather than copies it. */
+static void civil_from_days(int64_t days, int64_t *year, unsigned *month,
+                            unsigned *day)
+{
+    int64_t z = days + 719468; /* days since 0000-03-01 */
+    int64_t era = (z >= 0 ? z : z - 146096) / 146097;
+    int64_t day_of_era = z - era * 146097;                   /* 0..146096 */
+    int64_t year_of_era = (day_of_era - day_of_era / 1460 +
+                           day_of_era / 36524 - day_of_era / 146096) /
+                          365;                               /* 0..399 */
+    int64_t day_of_year = day_of_era - (365 * year_of_era + year_of_era / 4 -
+                                        year_of_era / 100); /* 0..365 */
+    int64_t month_from_march = (5 * day_of_year + 2) / 153; /* 0..11 */
+    *day = (unsigned)(day_of_year - (153 * month_from_march + 2) / 5 + 1);
+    *month = (unsigned)(month_from_march < 10 ? month_from_march + 3
+                                              : month_from_march - 9);
+    *year = year_of_era + era * 400 + (*month <= 2);
+}
+
+/* Zero-padded decimal of exactly `width` digits. */
+static char *put_padded(char *out, uint64_t value, int width)
+{
+    for (int i = width - 1; i >= 0; i--) {
+        out[i] = (char)('0' + value % 10);
+        value /= 10;
+    }
+    return out + width;
+}
+
+typedef struct utc_offset {
+    int minutes; /* east of UTC */
+    const char *text;
+} utc_offset;
+
+static const utc_offset OFFSETS[] = {
+    {0, "Z"},        {0, "+00:00"},    {120, "+02:00"}, {-300, "-05:00"},
+    {330, "+05:30"}, {345, "+0545"},   {-210, "-03:30"}, {60, "+01"},
+    {0, "z"},        {-720, "-12:00"}, {840, "+14:00"},
+};
+
+/* Writes an iso8601 time of at most microsecond precision; returns the
+ * end, and in *printed_us the time it stands for (cut to its precision). */
+static char *put_iso8601(char *out, rng *r, uint64_t time_us,
+                         uint64_t *printed_us)
+{
+    /* Precision: milliseconds half the time, microseconds (6 or 9 digits)
+     * most of the rest, whole seconds now and then. */
+    uint64_t choice = rng_below(r, 20);
+    uint64_t unit = choice < 10 ? US_PER_MS : choice < 19 ? 1 : US_PER_SECOND;
+    uint64_t cut = time_us - time_us % unit;
+    *printed_us = cut;
+    const utc_offset *zone =
+        &OFFSETS[rng_below(r, sizeof OFFSETS / sizeof OFFSETS[0])];
+    int64_t local_s = (int64_t)(cut / US_PER_SECOND) + zone->minutes * 60;
+    int64_t days = local_s / 86400, second_of_day = local_s % 86400;
+    int64_t year;
+    unsigned month, day;
+    civil_from_days(days, &year, &month, &day);
+    char *p = put_padded(out, (uint64_t)year, 4);
+    *p++ = '-';
+    p = put_padded(p, month, 2);
+    *p++ = '-';
+    p = put_padded(p, day, 2);
+    *p++ = 'T';
+    p = put_padded(p, (uint64_t)(second_of_day / 3600), 2);
+    *p++ = ':';
+    p = put_padded(p, (uint64_t)(second_of_day / 60 % 60), 2);
+    *p++ = ':';
+    p = put_padded(p, (uint64_t)(second_of_day % 60), 2);
+    uint64_t fraction_us = cut % US_PER_SECOND;
+    if (unit == US_PER_MS) {
+        *p++ = '.';
+        p = put_padded(p, fraction_us / US_PER_MS, 3);
+    } else if (unit == 1) {
+        *p++ = '.';
+        p = put_padded(p, fraction_us, 6);
+        if (rng_below(r, 2) == 0)
+            p = put_padded(p, 0, 3); /* nanoseconds */
+    }
+    size_t zone_length = strlen(zone->text);
+    memcpy(p, zone->text, zone_length);
+    return p + zone_length;
+}
+
+/* Writes one timed line; returns its length. *printed_ns is the time its
+ * timestamp stands for. */
+static size_t format_timed_line(char *out, timed_state *s,
+                                const generator_options *o, uint64_t id,
+                                int64_t *printed_ns)
+{
+    uint64_t time_us = s->clock_us;
+    /* 1% of the lines arrive late: stamped up to half a span earlier. */
+    if (rng_below(&s->r, 100) == 0) {
+        uint64_t late = rng_below(&s->r, s->span_us / 2 + 1);
+        time_us = late < time_us ? time_us - late : 0;
+    }
+    char *p = out;
+    uint64_t printed_us;
+    if (o->time_format == TIME_ISO8601) {
+        p = put_iso8601(p, &s->r, time_us, &printed_us);
+    } else {
+        printed_us = time_us - time_us % US_PER_MS;
+        p = put_decimal(p, printed_us / US_PER_MS);
+    }
+    *printed_ns = (int64_t)printed_us * 1000;
+    *p++ = ' ';
+    return (size_t)(p - out) + format_line(p, id);
+}
+
+static bool timed_init(timed_state *s, const generator_options *o)
+{
+    rng_seed(&s->r, o->seed);
+    s->clock_us = o->start_ms * US_PER_MS;
+    s->span_us = o->span_ms * US_PER_MS;
+    s->mean_gap_us = US_PER_SECOND / o->rate > 0 ? US_PER_SECOND / o->rate : 1;
+    s->phase = PHASE_NORMAL;
+    s->phase_end_us = s->clock_us + s->span_us;
+    s->next_fresh = 0;
+    s->idle_gaps = 0;
+    /* Enough lines for a span and its margin at the burst rate. */
+    uint64_t need = (s->span_us + s->span_us / 20) /
+                        (s->mean_gap_us / 10 > 0 ? s->mean_gap_us / 10 : 1) *
+                        2 + TIMED_RECENT;
+    uint64_t size = 1024;
+    while (size < need && size < (UINT64_C(1) << 26))
+        size *= 2;
+    s->history = (timed_history){calloc(size, sizeof(uint64_t)),
+                                 calloc(size, sizeof(uint64_t)), size, 0};
+    return s->history.clock_us != NULL && s->history.ids != NULL;
+}
+
+static int generate_timed(const generator_options *o, FILE *times)
+{
+    timed_state s;
+    if (!timed_init(&s, o)) {
+        fprintf(stderr, PROGRAM ": out of memory\n");
+        free(s.history.clock_us);
+        free(s.history.ids);
+        return 1;
+    }
+    static char buffer[1 << 16];
+    size_t used = 0;
+    int status = 0;
+    uint64_t phase_lines[4] = {0, 0, 0, 0};
+    for (uint64_t position = 0; position < o->lines && status == 0;
+         position++) {
+        advance_clock(&s, o->profile == PROFILE_BURSTY);
+        uint64_t id = timed_id(&s, o->fresh_percent);
+        history_record(&s.history, s.clock_us, id);
+        phase_lines[s.phase]++;
+        int64_t printed_ns;
+        used += format_timed_line(buffer + used, &s, o, id, &printed_ns);
+        if (times != NULL && fprintf(times, "%" PRId64 "\n", printed_ns) < 0)
+            status = 1;
+        if (sizeof buffer - used < 256) {
+            if (fwrite(buffer, 1, used, stdout) != used)
+                status = 1;
+            used = 0;
+        }
+    }
+    if (status == 0 && fwrite(buffer, 1, used, stdout) != used)
+        status = 1;
+    if (fflush(stdout) != 0 || (times != NULL && fflush(times) != 0))
+        status = 1;
+    if (status != 0)
+        fprintf(stderr, PROGRAM ": write error: %s\n", strerror(errno));
+    else if (o->verbose)
+        fprintf(stderr, "lines normal %" PRIu64 ", burst %" PRIu64
+                ", drop %" PRIu64 ", idle gaps %" PRIu64 "; clock %" PRIu64 " s\n",
+                phase_lines[PHASE_NORMAL], phase_lines[PHASE_BURST],
+                phase_lines[PHASE_DROP], s.idle_gaps,
+                (s.clock_us - o->start_ms * US_PER_MS) / US_PER_SECOND);
+    free(s.history.clock_us);
+    free(s.history.ids);
+    return status;
+}
+
+/* ------------------------------------------------------------------------ */
 /* Command line                                                             */
 /* ------------------------------------------------------------------------ */
 
@@ -191,10 +541,14 @@ static void print_usage(FILE *out)
 {
     fprintf(out,
             "Usage: " PROGRAM " [--lines N] [--distinct D] [--seed S]\n"
-            "                      [--mode uniform|clicks|window] [--window W]\n"
+            "                      [--mode uniform|clicks|window|timed] [--window W]\n"
+            "                      [--time-format epoch-ms|iso8601] [--span-ms S]\n"
+            "                      [--rate R] [--profile bursty|steady]\n"
+            "                      [--start-ms T] [--times FILE] [--fresh P] [--verbose]\n"
             "\n"
-            "Writes N lines \"user<id> /item/<hex>\" to stdout, the same for\n"
-            "the same options on every machine.\n"
+            "Writes N lines \"user<id> /item/<hex>\" to stdout (mode timed:\n"
+            "\"<time> user<id> /item/<hex>\"), the same for the same options on\n"
+            "every machine.\n"
             "  --lines N      lines to write (default 1000)\n"
             "  --distinct D   ids to draw from in uniform and clicks modes\n"
             "                 (default 1000)\n"
@@ -203,7 +557,17 @@ static void print_usage(FILE *out)
             "                 clicks: 25%% repeats of the last 64 lines\n"
             "                 window: new ids and repeats just inside and just\n"
             "                 outside a window of W lines\n"
-            "  --window W     the window of mode window (default 1000)\n");
+            "                 timed: a timestamped log probing a window of time\n"
+            "  --window W     the window of mode window (default 1000)\n"
+            "  --time-format F  epoch-ms (default) or iso8601 (mode timed)\n"
+            "  --span-ms S    the window of time probed, ms (default 10000)\n"
+            "  --rate R       lines per second at the normal rate (default 1000)\n"
+            "  --profile P    bursty (default: bursts, drops, idle gaps) or steady\n"
+            "  --start-ms T   the clock at the first line, ms since 1970\n"
+            "                 (default 1709251200000, 2024-03-01T00:00:00Z)\n"
+            "  --times FILE   write each line's time in ns to FILE, one a line\n"
+            "  --fresh P      percent of new ids in mode timed (default 40)\n"
+            "  --verbose      print the lines of each phase to stderr\n");
 }
 
 static bool parse_u64(const char *text, uint64_t *out)
@@ -225,6 +589,93 @@ static int usage_error(const char *what, const char *value)
     return 2;
 }
 
+/* Times stay within microseconds that fit in 62 bits whatever the run. */
+#define MAX_TIME_MS (UINT64_C(1) << 42)
+
+/* The options of mode timed. Returns -1 to go on, or the exit status. */
+static int parse_timed_option(int option, const char *value,
+                              generator_options *o)
+{
+    switch (option) {
+    case 'f':
+        if (strcmp(value, "epoch-ms") == 0)
+            o->time_format = TIME_EPOCH_MS;
+        else if (strcmp(value, "iso8601") == 0)
+            o->time_format = TIME_ISO8601;
+        else
+            return usage_error("--time-format", value);
+        return -1;
+    case 'p':
+        if (strcmp(value, "bursty") == 0)
+            o->profile = PROFILE_BURSTY;
+        else if (strcmp(value, "steady") == 0)
+            o->profile = PROFILE_STEADY;
+        else
+            return usage_error("--profile", value);
+        return -1;
+    case 'S':
+        if (!parse_u64(value, &o->span_ms) || o->span_ms < 20 ||
+            o->span_ms > MAX_TIME_MS / 8)
+            return usage_error("--span-ms", value);
+        return -1;
+    case 'r':
+        if (!parse_u64(value, &o->rate) || o->rate == 0 || o->rate > 100000000)
+            return usage_error("--rate", value);
+        return -1;
+    case 'T':
+        if (!parse_u64(value, &o->start_ms) || o->start_ms > MAX_TIME_MS)
+            return usage_error("--start-ms", value);
+        return -1;
+    case 't':
+        o->times_path = value;
+        return -1;
+    case 'F':
+        if (!parse_u64(value, &o->fresh_percent) || o->fresh_percent > 100)
+            return usage_error("--fresh", value);
+        return -1;
+    default: /* 'v' */
+        o->verbose = true;
+        return -1;
+    }
+}
+
+static int parse_option(int option, const char *value, generator_options *o)
+{
+    switch (option) {
+    case 'n':
+        if (!parse_u64(value, &o->lines))
+            return usage_error("--lines", value);
+        return -1;
+    case 'd':
+        if (!parse_u64(value, &o->distinct) || o->distinct == 0)
+            return usage_error("--distinct", value);
+        return -1;
+    case 's':
+        if (!parse_u64(value, &o->seed))
+            return usage_error("--seed", value);
+        return -1;
+    case 'w':
+        if (!parse_u64(value, &o->window) || o->window == 0 ||
+            o->window > (UINT64_C(1) << 32))
+            return usage_error("--window", value);
+        return -1;
+    case 'm':
+        if (strcmp(value, "uniform") == 0)
+            o->mode = MODE_UNIFORM;
+        else if (strcmp(value, "clicks") == 0)
+            o->mode = MODE_CLICKS;
+        else if (strcmp(value, "window") == 0)
+            o->mode = MODE_WINDOW;
+        else if (strcmp(value, "timed") == 0)
+            o->mode = MODE_TIMED;
+        else
+            return usage_error("--mode", value);
+        return -1;
+    default:
+        return parse_timed_option(option, value, o);
+    }
+}
+
 /* Returns -1 to go on, otherwise the exit status. */
 static int parse_command_line(int argc, char **argv, generator_options *o)
 {
@@ -234,46 +685,41 @@ static int parse_command_line(int argc, char **argv, generator_options *o)
         {"seed", required_argument, NULL, 's'},
         {"mode", required_argument, NULL, 'm'},
         {"window", required_argument, NULL, 'w'},
+        {"time-format", required_argument, NULL, 'f'},
+        {"span-ms", required_argument, NULL, 'S'},
+        {"rate", required_argument, NULL, 'r'},
+        {"profile", required_argument, NULL, 'p'},
+        {"start-ms", required_argument, NULL, 'T'},
+        {"times", required_argument, NULL, 't'},
+        {"fresh", required_argument, NULL, 'F'},
+        {"verbose", no_argument, NULL, 'v'},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
-    *o = (generator_options){1000, 1000, 1, 1000, MODE_UNIFORM};
+    *o = (generator_options){.lines = 1000,
+                             .distinct = 1000,
+                             .seed = 1,
+                             .window = 1000,
+                             .mode = MODE_UNIFORM,
+                             .time_format = TIME_EPOCH_MS,
+                             .profile = PROFILE_BURSTY,
+                             .span_ms = 10000,
+                             .rate = 1000,
+                             .start_ms = UINT64_C(1709251200000),
+                             .fresh_percent = 40,
+                             .times_path = NULL,
+                             .verbose = false};
     int option;
     while ((option = getopt_long(argc, argv, "h", options, NULL)) != -1) {
-        switch (option) {
-        case 'n':
-            if (!parse_u64(optarg, &o->lines))
-                return usage_error("--lines", optarg);
-            break;
-        case 'd':
-            if (!parse_u64(optarg, &o->distinct) || o->distinct == 0)
-                return usage_error("--distinct", optarg);
-            break;
-        case 's':
-            if (!parse_u64(optarg, &o->seed))
-                return usage_error("--seed", optarg);
-            break;
-        case 'w':
-            if (!parse_u64(optarg, &o->window) || o->window == 0 ||
-                o->window > (UINT64_C(1) << 32))
-                return usage_error("--window", optarg);
-            break;
-        case 'm':
-            if (strcmp(optarg, "uniform") == 0)
-                o->mode = MODE_UNIFORM;
-            else if (strcmp(optarg, "clicks") == 0)
-                o->mode = MODE_CLICKS;
-            else if (strcmp(optarg, "window") == 0)
-                o->mode = MODE_WINDOW;
-            else
-                return usage_error("--mode", optarg);
-            break;
-        case 'h':
+        if (option == 'h') {
             print_usage(stdout);
             return 0;
-        default:
-            return 2; /* getopt_long has printed the message */
         }
+        if (option == '?' || option == ':')
+            return 2; /* getopt_long has printed the message */
+        int status = parse_option(option, optarg, o);
+        if (status >= 0)
+            return status;
     }
     if (optind < argc)
         return usage_error("argument", argv[optind]);
@@ -327,11 +773,29 @@ static int generate(const generator_options *o)
     return status;
 }
 
+
 int main(int argc, char **argv)
 {
     generator_options options;
     int status = parse_command_line(argc, argv, &options);
     if (status >= 0)
         return status;
-    return generate(&options);
+    if (options.mode != MODE_TIMED)
+        return generate(&options);
+    FILE *times = NULL;
+    if (options.times_path != NULL) {
+        times = fopen(options.times_path, "w");
+        if (times == NULL) {
+            fprintf(stderr, PROGRAM ": %s: %s\n", options.times_path,
+                    strerror(errno));
+            return 1;
+        }
+    }
+    status = generate_timed(&options, times);
+    if (times != NULL && fclose(times) != 0 && status == 0) {
+        fprintf(stderr, PROGRAM ": %s: %s\n", options.times_path,
+                strerror(errno));
+        status = 1;
+    }
+    return status;
 }

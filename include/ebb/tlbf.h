@@ -74,6 +74,27 @@ typedef struct ebb_tlbf_config {
 ebb_status ebb_tlbf_create(const ebb_tlbf_config *config, uint64_t seed,
                            ebb_tlbf **out);
 
+/* What ebb_tlbf_create would build for a config, and the steady state at
+ * the rate it implies (initial_capacity per span), without allocating. */
+typedef struct ebb_tlbf_plan {
+    uint32_t k, l;              /* from the APBF chooser for fp (and NPWS)  */
+    int64_t generation_ns;      /* T / l: a generation's target duration    */
+    int64_t slack_ns;           /* k T / l: the fading zone after T         */
+    uint64_t generation_items;  /* ceil(initial_capacity / l)               */
+    uint64_t slice_bits;        /* m = ceil(k g / ln 2)                     */
+    size_t slice_bytes;         /* the block one slice takes (size class)   */
+    size_t initial_bytes;       /* what create holds: k slices, ring, handle */
+    size_t steady_bytes;        /* k + l slices, ring, handle               */
+    double bits_per_item;       /* (k + l) m / (l g): slice bits per item   */
+    double fp;                  /* ebb_apbf_fp(k, l): the worst case        */
+    double npws;                /* ebb_apbf_npws(k, l)                      */
+} ebb_tlbf_plan;
+
+/* Errors: as ebb_tlbf_create, except EBB_ELIMIT (the plan says whether
+ * initial_bytes fits max_memory) and EBB_ENOMEM. */
+ebb_status ebb_tlbf_plan_config(const ebb_tlbf_config *config,
+                                ebb_tlbf_plan *out);
+
 /* Frees the filter. NULL is a no-op. */
 void ebb_tlbf_destroy(ebb_tlbf *filter);
 

@@ -72,6 +72,10 @@
  * keeps slice rounding out of the choice. */
 #define CHOOSER_WINDOW 1000000u
 
+/* Ring entries beyond k + l at creation: room for a burst's first extra
+ * slices before the ring has to grow. */
+#define RING_SPARE 8u
+
 /* ------------------------------------------------------------------------ */
 /* Sizes and slices                                                         */
 /* ------------------------------------------------------------------------ */
@@ -237,8 +241,8 @@ ebb_status ebb_tlbf_new(uint32_t k, uint32_t l, uint32_t slots,
     return EBB_OK;
 }
 
-ebb_status ebb_tlbf_create(const ebb_tlbf_config *config, uint64_t seed,
-                           ebb_tlbf **out)
+ebb_status ebb_tlbf_plan_config(const ebb_tlbf_config *config,
+                                ebb_tlbf_plan *out)
 {
     if (config == NULL || out == NULL || !config_valid(config))
         return EBB_EINVAL;
@@ -248,21 +252,48 @@ ebb_status ebb_tlbf_create(const ebb_tlbf_config *config, uint64_t seed,
     if (st != EBB_OK)
         return st;
     uint32_t k = shape.k, l = shape.l;
-    uint64_t generation = config->initial_capacity / l +
-                          (config->initial_capacity % l != 0);
-    uint64_t capacity = generation > UINT64_MAX / k ? UINT64_MAX
-                                                    : generation * k;
-    uint64_t nbits = ebb_tlbf_bits_for(capacity);
-    if (nbits == 0)
+    uint64_t g = config->initial_capacity / l +
+                 (config->initial_capacity % l != 0);
+    if (g > ebb_tlbf_max_estimate(k))
         return EBB_EOVERFLOW;
-    uint32_t slots = k + l + 8u;
+    uint64_t nbits = ebb_tlbf_bits_for(g * k);
     size_t block = ebb_tlbf_block_bytes(nbits);
-    if (block > (SIZE_MAX - ebb_tlbf_footprint(slots, 0)) / k ||
-        ebb_tlbf_footprint(slots, block * k) > config->max_memory)
+    uint32_t slots = k + l + RING_SPARE;
+    if (nbits == 0 || block > (SIZE_MAX - ebb_tlbf_footprint(slots, 0)) / (k + l))
+        return EBB_EOVERFLOW;
+    *out = (ebb_tlbf_plan){
+        .k = k,
+        .l = l,
+        .generation_ns = config->span_ns / l,
+        .slack_ns = (int64_t)((double)config->span_ns * k / l),
+        .generation_items = g,
+        .slice_bits = nbits,
+        .slice_bytes = block,
+        .initial_bytes = ebb_tlbf_footprint(slots, block * k),
+        .steady_bytes = ebb_tlbf_footprint(slots, block * (k + l)),
+        .bits_per_item = (double)(k + l) * (double)nbits /
+                         ((double)l * (double)g),
+        .fp = ebb_apbf_fp(k, l),
+        .npws = ebb_apbf_npws(k, l),
+    };
+    return EBB_OK;
+}
+
+ebb_status ebb_tlbf_create(const ebb_tlbf_config *config, uint64_t seed,
+                           ebb_tlbf **out)
+{
+    ebb_tlbf_plan plan;
+    if (out == NULL)
+        return EBB_EINVAL;
+    ebb_status st = ebb_tlbf_plan_config(config, &plan);
+    if (st != EBB_OK)
+        return st;
+    if (plan.initial_bytes > config->max_memory)
         return EBB_ELIMIT;
 
     ebb_tlbf *f;
-    if ((st = ebb_tlbf_new(k, l, slots, &f)) != EBB_OK)
+    if ((st = ebb_tlbf_new(plan.k, plan.l, plan.k + plan.l + RING_SPARE,
+                           &f)) != EBB_OK)
         return st;
     f->span = config->span_ns;
     ebb_tlbf_derive(f);
@@ -270,10 +301,12 @@ ebb_status ebb_tlbf_create(const ebb_tlbf_config *config, uint64_t seed,
     f->policy = config->policy;
     f->seed = seed;
     f->initial_capacity = config->initial_capacity;
-    f->estimate = generation;
-    for (uint32_t i = 0; i < k; i++) {
+    f->estimate = plan.generation_items;
+    for (uint32_t i = 0; i < plan.k; i++) {
         tlbf_slice *s = &f->ring[i];
-        if ((st = ebb_tlbf_slice_alloc(s, nbits, capacity)) != EBB_OK) {
+        st = ebb_tlbf_slice_alloc(s, plan.slice_bits,
+                                  plan.generation_items * plan.k);
+        if (st != EBB_OK) {
             ebb_tlbf_destroy(f);
             return st;
         }

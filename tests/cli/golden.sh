@@ -160,8 +160,11 @@ check "stats --blocked: the seven lines first" \
         "lines read,lines written,k,l,window,memory bytes,fp,"
 check "stats --blocked: block bits 512" \
     equals "$(sed -n 8p "$WORK/stats-blocked.err")" "block bits: 512"
-check "stats --blocked: block hashes 8" \
-    equals "$(sed -n 9p "$WORK/stats-blocked.err")" "block hashes: 8"
+# b is the chooser's (ebb params --blocked shows the same shape).
+chosen_b=$("$EBB" params --window 1e6 --fp 0.01 --blocked |
+    awk '/^block hashes:/ { print $3 }')
+check "stats --blocked: block hashes as ebb params --blocked chooses" \
+    equals "$(sed -n 9p "$WORK/stats-blocked.err")" "block hashes: $chosen_b"
 run_capture "$WORK/stats-word" "$GOLDEN/basic.in" "$EBB" dedup --stats \
     --block-hashes 2 --block-bits 64
 check "stats --block-bits 64 --block-hashes 2: exit 0" equals "$status" 0

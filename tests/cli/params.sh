@@ -381,20 +381,65 @@ check "blocked and plain shapes differ" \
 
 # The chooser: the target is met by the shape's fp, the NPWS bound by its
 # NPWS, and ebb dedup --blocked builds what ebb params --blocked describes.
-check_blocked chosen 512 8 --window 1e6 --fp 0.01 --blocked
+# Without --max-npws / --max-accesses a blocked shape is chosen with
+# NPWS <= 0.25 and at most 4 block reads per false query, and b is the
+# chooser's unless --block-hashes is given.
+"$EBB" params --window 1e6 --fp 0.01 --blocked >"$WORK/chosen-b.txt"
+chosen_b=$(human_value "$WORK/chosen-b.txt" 'block hashes')
+check "blocked chooser picks b = 1, 2, 4 or 8 (got $chosen_b)" \
+    grep -Eqx '1|2|4|8' <<<"$chosen_b"
+check_blocked chosen 512 "$chosen_b" --window 1e6 --fp 0.01 --blocked
 check "blocked chooser: fp 0.01 is met" \
     at_most "$(json_value "$WORK/chosen.json" fp)" 0.01
 check "blocked chooser: window 1e6 is covered" \
     at_most 1000000 "$(human_value "$WORK/chosen.txt" window)"
+check "blocked defaults: npws <= 0.25" \
+    at_most "$(json_value "$WORK/chosen.json" npws)" 0.25
+check "blocked defaults: accesses false <= 4" \
+    at_most "$(json_value "$WORK/chosen.json" accesses_false)" 4
+check "blocked defaults: more than one slice written per item" \
+    test "$(json_value "$WORK/chosen.json" k)" -gt 1
+# Why the defaults: the least memory alone, with b = 8, is k = l = 1 (one
+# slice written, one retired: the slack is the whole window, NPWS 1); with b
+# free it reads 15 blocks per false query.
+"$EBB" params --window 1e6 --fp 0.01 --blocked --block-hashes 8 \
+    --max-npws 1e9 --max-accesses 1e9 --json >"$WORK/blocked-unbounded-8.json"
+check "unbounded blocked (b = 8) collapses to k = 1" \
+    equals "$(json_value "$WORK/blocked-unbounded-8.json" k)" 1
+check "unbounded blocked (b = 8) collapses to l = 1" \
+    equals "$(json_value "$WORK/blocked-unbounded-8.json" l)" 1
+check "unbounded blocked (b = 8): slack = the whole window" \
+    equals "$(json_value "$WORK/blocked-unbounded-8.json" slack)" 1000000
+"$EBB" params --window 1e6 --fp 0.01 --blocked --max-npws 1e9 \
+    --max-accesses 1e9 --json >"$WORK/blocked-unbounded.json"
+check "unbounded blocked (b free) reads more than 4 blocks per false query" \
+    at_most 4 "$(json_value "$WORK/blocked-unbounded.json" accesses_false)"
+# Explicit bounds replace the defaults; --block-hashes fixes b.
+"$EBB" params --window 1e6 --fp 0.01 --blocked --max-accesses 3 \
+    --json >"$WORK/blocked-acc3.json"
+check "--max-accesses 3: accesses false <= 3" \
+    at_most "$(json_value "$WORK/blocked-acc3.json" accesses_false)" 3
+check "--max-accesses 3: npws stays <= 0.25 (default kept)" \
+    at_most "$(json_value "$WORK/blocked-acc3.json" npws)" 0.25
+check "--max-accesses 3 costs memory" \
+    at_most "$(json_value "$WORK/chosen.json" memory_bytes)" \
+        "$(json_value "$WORK/blocked-acc3.json" memory_bytes)"
+check_blocked chosen-b8 512 8 --window 1e6 --fp 0.01 --blocked --block-hashes 8
+check "--block-hashes 8: npws <= 0.25" \
+    at_most "$(json_value "$WORK/chosen-b8.json" npws)" 0.25
+check "--block-hashes 8: accesses false <= 4" \
+    at_most "$(json_value "$WORK/chosen-b8.json" accesses_false)" 4
 check_blocked chosen-npws 64 4 --window 1e5 --fp 0.001 --max-npws 0.1 \
     --block-bits 64 --block-hashes 4
 check "blocked chooser: fp 0.001 is met" \
     at_most "$(json_value "$WORK/chosen-npws.json" fp)" 0.001
 check "blocked chooser: max-npws 0.1 is met" \
     at_most "$(json_value "$WORK/chosen-npws.json" npws)" 0.1
+check "blocked chooser: default max-accesses 4 is met" \
+    at_most "$(json_value "$WORK/chosen-npws.json" accesses_false)" 4
 "$EBB" dedup --window 1e6 --fp 0.01 --blocked --stats </dev/null \
     2>"$WORK/dedup-blocked.stats"
-for field in k l window; do
+for field in k l window 'block hashes'; do
     check "dedup --blocked $field equals params --blocked" \
         equals "$(stat_value "$WORK/dedup-blocked.stats" "$field")" \
             "$(human_value "$WORK/chosen.txt" "$field")"
@@ -402,5 +447,134 @@ done
 check "dedup --blocked memory equals params --blocked" \
     equals "$(stat_value "$WORK/dedup-blocked.stats" 'memory bytes')" \
         "$(json_value "$WORK/chosen.json" memory_bytes)"
+
+# --max-accesses bounds a plain shape too (default: none, so plain shapes
+# are what they always were: w1e6-fp01 above is the unbounded one).
+"$EBB" params --window 1e6 --fp 0.01 --max-accesses 5 --json \
+    >"$WORK/plain-acc5.json"
+check "plain --max-accesses 5: accesses false <= 5" \
+    at_most "$(json_value "$WORK/plain-acc5.json" accesses_false)" 5
+check "plain without --max-accesses reads more (the bound changed the shape)" \
+    at_most 5 "$(json_value "$WORK/w1e6-fp01.json" accesses_false)"
+check "plain --max-accesses 5: fp 0.01 still met" \
+    at_most "$(json_value "$WORK/plain-acc5.json" fp)" 0.01
+"$EBB" dedup --window 1e6 --fp 0.01 --max-accesses 5 --stats </dev/null \
+    2>"$WORK/dedup-acc5.stats"
+check "dedup --max-accesses 5 builds the shape params describes" \
+    equals "$(stat_value "$WORK/dedup-acc5.stats" 'memory bytes')" \
+        "$(json_value "$WORK/plain-acc5.json" memory_bytes)"
+
+# --- Time windows (TLBF) -------------------------------------------------
+
+# time_json_shape_ok <file>: one object with exactly the eleven keys.
+time_json_shape_ok() {
+    awk '
+    BEGIN {
+        split("k l span_ns generation_ns items_per_generation slice_bits memory_bytes slack_ns", ints, " ")
+        for (i in ints) kind["\"" ints[i] "\""] = "int"
+        split("bits_per_item fp npws", reals, " ")
+        for (i in reals) kind["\"" reals[i] "\""] = "real"
+        ok = 1
+    }
+    NR > 1 { print "more than one line"; ok = 0 }
+    NR == 1 {
+        if ($0 !~ /^\{.*\}$/) { print "not one object"; ok = 0 }
+        body = $0; sub(/^\{/, "", body); sub(/\}$/, "", body)
+        n = split(body, pairs, ", ")
+        for (i = 1; i <= n; i++) {
+            if (split(pairs[i], kv, ": ") != 2) {
+                print "malformed pair " pairs[i]; ok = 0; continue
+            }
+            if (!(kv[1] in kind)) { print "unexpected key " kv[1]; ok = 0 }
+            else if (seen[kv[1]]++) { print "repeated key " kv[1]; ok = 0 }
+            else if (kind[kv[1]] == "int" && kv[2] !~ /^(0|[1-9][0-9]*)$/) {
+                print "not an integer: " pairs[i]; ok = 0
+            } else if (kind[kv[1]] == "real" &&
+                       kv[2] !~ /^-?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][-+]?[0-9]+)?$/) {
+                print "not a JSON number: " pairs[i]; ok = 0
+            }
+        }
+    }
+    END {
+        for (key in kind) if (!(key in seen)) { print "missing " key; ok = 0 }
+        exit !ok
+    }' "$1" >&2
+}
+
+# time_case <name> <span> <span ns> <rate> <fp> [more params options]
+time_case() {
+    local name=$1 span=$2 span_ns=$3 rate=$4 fp=$5
+    shift 5
+    local json="$WORK/$name.json" human="$WORK/$name.txt"
+    run_capture "$WORK/$name-json" /dev/null "$EBB" params --time-window "$span" \
+        --rate "$rate" --fp "$fp" "$@" --json
+    check "$name: --json exit 0 (got $status)" equals "$status" 0
+    cp "$WORK/$name-json.out" "$json"
+    run_capture "$WORK/$name-human" /dev/null "$EBB" params --time-window "$span" \
+        --rate "$rate" --fp "$fp" "$@"
+    check "$name: human exit 0 (got $status)" equals "$status" 0
+    cp "$WORK/$name-human.out" "$human"
+    check "$name: JSON has exactly the eleven keys" time_json_shape_ok "$json"
+
+    local k l gen g m mem bpi slack
+    k=$(json_value "$json" k); l=$(json_value "$json" l)
+    gen=$(json_value "$json" generation_ns); g=$(json_value "$json" items_per_generation)
+    m=$(json_value "$json" slice_bits); mem=$(json_value "$json" memory_bytes)
+    bpi=$(json_value "$json" bits_per_item); slack=$(json_value "$json" slack_ns)
+    check "$name: span_ns = $span_ns" equals "$(json_value "$json" span_ns)" "$span_ns"
+    check "$name: generation_ns = span / l" equals "$gen" "$((span_ns / l))"
+    check "$name: slack_ns = floor(k span / l)" \
+        equals "$slack" "$(( span_ns / l * k + span_ns % l * k / l ))"
+    check "$name: items per generation = ceil(rate span / l)" \
+        equals "$g" "$(awk -v r="$rate" -v s="$span_ns" -v l="$l" 'BEGIN {
+            n = r * s / 1e9; n = (n == int(n)) ? n : int(n) + 1
+            g = n / l; printf "%.0f", (g == int(g)) ? g : int(g) + 1 }')"
+    check "$name: slice bits hold k g items at fill 1/2 (m ln 2 >= k g)" \
+        awk -v m="$m" -v k="$k" -v g="$g" 'BEGIN { exit !(m * log(2) >= k * g && (m - 1) * log(2) < k * g) }'
+    # The library's steady-state figure: (k + l) slices of m bits in words,
+    # plus at most 1/64 of size-class rounding and a cache line per slice,
+    # plus the handle and the ring of slice descriptors.
+    local bits_bytes=$(( (k + l) * ((m + 63) / 64) * 8 ))
+    check "$name: memory holds (k + l) slices of m bits ($mem >= $bits_bytes)" \
+        [ "$mem" -ge "$bits_bytes" ]
+    check "$name: memory adds only rounding, lines and descriptors" \
+        [ "$mem" -le "$(( bits_bytes + bits_bytes / 64 + (k + l) * 64 + (k + l + 8) * 64 + 4096 ))" ]
+    check "$name: bits per item = (k + l) m / (l g)" \
+        close_to "$bpi" "$(awk -v k="$k" -v l="$l" -v m="$m" -v g="$g" \
+            'BEGIN { printf "%.17g", (k + l) * m / (l * g) }')" 1e-9
+    # (k, l) are the APBF chooser's at a window of 10^6 (docs/tlbf.md).
+    "$EBB" params --window 1e6 --fp "$fp" "$@" --json >"$WORK/$name.apbf.json"
+    local field
+    for field in k l fp npws; do
+        check "$name: $field equals the APBF chooser's at 1e6" \
+            equals "$(json_value "$json" "$field")" \
+                "$(json_value "$WORK/$name.apbf.json" "$field")"
+    done
+    check "$name: human k equals JSON" equals "$(human_value "$human" k)" "$k"
+    check "$name: human memory equals JSON" \
+        equals "$(human_value "$human" 'memory bytes')" "$mem"
+    check "$name: human items per generation equals JSON" \
+        equals "$(human_value "$human" 'items per generation')" "$g"
+    check "$name: 11 human lines" equals "$(wc -l <"$human")" 11
+}
+time_case t60s 60s 60000000000 1000 0.01
+check "t60s: human span 60s" equals "$(human_value "$WORK/t60s.txt" span)" 60s
+check "t60s: human generation is T / l in seconds" \
+    equals "$(human_value "$WORK/t60s.txt" generation)" 0.689655172s
+time_case t1h 1h 3600000000000 25000 0.001
+time_case t500ms 500ms 500000000 1e6 0.0001 --max-npws 0.05
+check "t500ms: max-npws 0.05 met" \
+    at_most "$(json_value "$WORK/t500ms.json" npws)" 0.05
+time_case t1-5h 1.5h 5400000000000 0.5 0.1
+# ebb dedup --time-window builds the (k, l) params describes.
+"$EBB" dedup --time-window 60s --rate 1000 --fp 0.01 --stats </dev/null \
+    2>"$WORK/dedup-time.stats"
+for field in k l; do
+    check "dedup --time-window $field equals params --time-window" \
+        equals "$(stat_value "$WORK/dedup-time.stats" "$field")" \
+            "$(json_value "$WORK/t60s.json" "$field")"
+done
+check "dedup --time-window span 1m" \
+    equals "$(stat_value "$WORK/dedup-time.stats" span)" 1m
 
 finish

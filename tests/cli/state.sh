@@ -11,6 +11,10 @@
 #   - all of this for blocked filters (--blocked) too; a state's kind (plain
 #     or blocked) that contradicts --blocked / --block-bits / --block-hashes
 #     is a usage error;
+#   - and for time windows (--time-window, a TLBF state, family 3): a
+#     replayed log in parts equals one run, time options against a count
+#     state and count options against a time state are usage errors, as
+#     are a different span, fp, memory limit or policy;
 #   - saving is atomic: a failed save or a failed run leaves the old file,
 #     and no temporary file survives success or failure.
 
@@ -192,6 +196,10 @@ check "the options the state was made with are accepted" equals "$status" 0
 # --- Blocked filters ---------------------------------------------------
 # Resuming: the first run says --blocked, the second nothing (the kind comes
 # from the state), the third repeats the options it was made with.
+# Without --block-hashes the chooser picks b; ebb params --blocked shows it.
+blocked_b=$("$EBB" params --window "$WINDOW" --fp 0.01 --blocked |
+    awk '/^block hashes:/ { print $3 }')
+other_b=$([ "$blocked_b" = 4 ] && echo 2 || echo 4)
 "$EBB" dedup --window "$WINDOW" --blocked "$WORK/all.in" >"$WORK/one-run.blocked"
 BLOCKED="$WORK/resume.blocked.state"
 rm -f "$BLOCKED"
@@ -200,8 +208,9 @@ rm -f "$BLOCKED"
 check "blocked: first part exit 0" equals "$?" 0
 "$EBB" dedup --state "$BLOCKED" "$WORK/b.in" >"$WORK/part-b.blocked"
 check "blocked: second part exit 0" equals "$?" 0
-"$EBB" dedup --window "$WINDOW" --blocked --block-bits 512 --block-hashes 8 \
-    --fp 0.01 --state "$BLOCKED" <"$WORK/c.in" >"$WORK/part-c.blocked"
+"$EBB" dedup --window "$WINDOW" --blocked --block-bits 512 \
+    --block-hashes "$blocked_b" --fp 0.01 --state "$BLOCKED" <"$WORK/c.in" \
+    >"$WORK/part-c.blocked"
 check "blocked: third part (all options repeated) exit 0" equals "$?" 0
 cat "$WORK/part-a.blocked" "$WORK/part-b.blocked" "$WORK/part-c.blocked" \
     >"$WORK/resumed.blocked"
@@ -220,11 +229,13 @@ cp "$BLOCKED" "$WORK/blocked-stats.state"
     2>"$WORK/blocked-loaded.stats"
 check "loaded blocked filter: block bits 512" \
     equals "$(stat_value "$WORK/blocked-loaded.stats" 'block bits')" 512
-check "loaded blocked filter: block hashes 8" \
-    equals "$(stat_value "$WORK/blocked-loaded.stats" 'block hashes')" 8
+check "loaded blocked filter: block hashes $blocked_b" \
+    equals "$(stat_value "$WORK/blocked-loaded.stats" 'block hashes')" \
+        "$blocked_b"
 bk=$(stat_value "$WORK/blocked-loaded.stats" k)
 bl=$(stat_value "$WORK/blocked-loaded.stats" l)
-"$EBB" params --blocked --k "$bk" --l "$bl" --window "$WINDOW" --json \
+"$EBB" params --blocked --k "$bk" --l "$bl" --block-hashes "$blocked_b" \
+    --window "$WINDOW" --json \
     >"$WORK/blocked-params.json"
 check "loaded blocked filter without --fp reports the fp of its shape" \
     grep -q "\"fp\": $(stat_value "$WORK/blocked-loaded.stats" fp)," \
@@ -260,8 +271,8 @@ expect_state_error "$BLOCKED" \
     "ebb dedup: --block-bits 64 disagrees with the state in '@' (block bits 512)" \
     --block-bits 64
 expect_state_error "$BLOCKED" \
-    "ebb dedup: --block-hashes 4 disagrees with the state in '@' (block hashes 8)" \
-    --blocked --block-hashes 4
+    "ebb dedup: --block-hashes $other_b disagrees with the state in '@' (block hashes $blocked_b)" \
+    --blocked --block-hashes "$other_b"
 blocked_window=$(stat_value "$WORK/blocked-loaded.stats" window)
 expect_state_error "$BLOCKED" \
     "ebb dedup: --window 5000 disagrees with the state in '@' (window $blocked_window)" \
@@ -269,6 +280,139 @@ expect_state_error "$BLOCKED" \
 expect_state_error "$BLOCKED" \
     "ebb dedup: --fp 0.001 disagrees with the state in '@' (k=$bk, l=$bl)" \
     --fp 0.001
+
+# --- Time windows (TLBF) -------------------------------------------------
+# A replayed log (times from the data, so the runs are deterministic) in
+# three parts: the first run creates the state, the second takes the kind
+# and shape from it (only how to read the times is given, that is per run),
+# the third repeats every option it was made with (and --rate, which only
+# sizes a new filter).
+"$GEN" --mode timed --lines 300000 --span-ms 2000 --rate 2000 --seed 21 \
+    >"$WORK/timed-all.in"
+head -n 120001 "$WORK/timed-all.in" >"$WORK/timed-a.in"
+tail -n +120002 "$WORK/timed-all.in" | head -n 100000 >"$WORK/timed-b.in"
+tail -n +220002 "$WORK/timed-all.in" >"$WORK/timed-c.in"
+check "time: the parts add up to the whole" same_file "$WORK/timed-all.in" \
+    <(cat "$WORK/timed-a.in" "$WORK/timed-b.in" "$WORK/timed-c.in")
+TIME_READ=(--time-field 1 --time-format epoch-ms)
+for mode in plain invert; do
+    flags=()
+    [ "$mode" = invert ] && flags=(--invert)
+    "$EBB" dedup --time-window 2s "${TIME_READ[@]}" "${flags[@]}" \
+        "$WORK/timed-all.in" >"$WORK/timed-one-run.$mode"
+    TIMED="$WORK/resume.timed.$mode.state"
+    rm -f "$TIMED"
+    "$EBB" dedup --time-window 2s "${TIME_READ[@]}" "${flags[@]}" \
+        --state "$TIMED" "$WORK/timed-a.in" >"$WORK/timed-part-a.$mode"
+    check "time $mode: first part exit 0" equals "$?" 0
+    "$EBB" dedup "${TIME_READ[@]}" "${flags[@]}" --state "$TIMED" \
+        "$WORK/timed-b.in" >"$WORK/timed-part-b.$mode"
+    check "time $mode: second part exit 0" equals "$?" 0
+    "$EBB" dedup --time-window 2000ms --fp 0.01 --max-memory 1G \
+        --policy refuse --rate 5 "${TIME_READ[@]}" "${flags[@]}" \
+        --state "$TIMED" <"$WORK/timed-c.in" >"$WORK/timed-part-c.$mode"
+    check "time $mode: third part (all options repeated) exit 0" equals "$?" 0
+    cat "$WORK/timed-part-a.$mode" "$WORK/timed-part-b.$mode" \
+        "$WORK/timed-part-c.$mode" >"$WORK/timed-resumed.$mode"
+    check "time $mode: resumed runs print what one run prints" \
+        same_file "$WORK/timed-one-run.$mode" "$WORK/timed-resumed.$mode"
+    check "time $mode: the output is not trivial" \
+        test "$(wc -l <"$WORK/timed-one-run.$mode")" -gt 10000
+done
+TIMED="$WORK/resume.timed.plain.state"
+check "time: the state is a family-3 snapshot (bytes 6-7 = 3 0)" \
+    equals "$(od -An -tu1 -j 6 -N 2 "$TIMED" | tr -s ' ')" " 3 0"
+"$EBB" dedup --time-window 2s "${TIME_READ[@]}" "$WORK/timed-b.in" \
+    >"$WORK/timed-part-b.stateless"
+check "time: without the state the second part prints more" \
+    test "$(wc -l <"$WORK/timed-part-b.stateless")" -gt \
+        "$(wc -l <"$WORK/timed-part-b.plain")"
+# The runs clamp as one run would: the latest time carries over.
+"$EBB" dedup --time-window 2s "${TIME_READ[@]}" --stats "$WORK/timed-all.in" \
+    >/dev/null 2>"$WORK/timed-one-run.stats"
+rm -f "$WORK/timed-stats.state"
+clamped=0
+for part in a b c; do
+    "$EBB" dedup --time-window 2s "${TIME_READ[@]}" --stats \
+        --state "$WORK/timed-stats.state" "$WORK/timed-$part.in" \
+        >/dev/null 2>"$WORK/timed-part-$part.stats"
+    clamped=$((clamped + $(stat_value "$WORK/timed-part-$part.stats" clamped)))
+done
+check "time: the parts clamp the times one run clamps" \
+    equals "$clamped" "$(stat_value "$WORK/timed-one-run.stats" clamped)"
+check "time: the last part ends at the one run's latest time" \
+    equals "$(stat_value "$WORK/timed-part-c.stats" 'latest ns')" \
+        "$(stat_value "$WORK/timed-one-run.stats" 'latest ns')"
+for field in slices 'memory bytes'; do
+    check "time: the resumed filter has the one run's $field" \
+        equals "$(stat_value "$WORK/timed-part-c.stats" "$field")" \
+            "$(stat_value "$WORK/timed-one-run.stats" "$field")"
+done
+
+# A loaded time filter reports its span and the fp of its (k, l).
+cp "$TIMED" "$WORK/timed-loaded.state"
+"$EBB" dedup --stats --state "$WORK/timed-loaded.state" </dev/null \
+    2>"$WORK/timed-loaded.stats"
+check "loaded time filter: span 2s" \
+    equals "$(stat_value "$WORK/timed-loaded.stats" span)" 2s
+tk=$(stat_value "$WORK/timed-loaded.stats" k)
+tl=$(stat_value "$WORK/timed-loaded.stats" l)
+"$EBB" params --k "$tk" --l "$tl" --json >"$WORK/timed-params.json"
+check "loaded time filter without --fp reports the fp of its (k, l)" \
+    grep -q "\"fp\": $(stat_value "$WORK/timed-loaded.stats" fp)," \
+        "$WORK/timed-params.json"
+
+# Kinds and shapes that disagree with the state are usage errors.
+expect_state_error "$STATE" \
+    "ebb dedup: --time-window 2s disagrees with the state in '@' (a count-window filter)" \
+    --time-window 2s
+for option in "--rate 5" "--max-memory 1M" "--policy evict" "--time-field 1"; do
+    # shellcheck disable=SC2086 # the option and its value are two words
+    expect_state_error "$STATE" \
+        "ebb dedup: $option disagrees with the state in '@' (a count-window filter)" \
+        $option
+done
+for option in "--window 5000" --blocked "--block-bits 64" "--block-hashes 4" \
+              "--max-accesses 3"; do
+    # shellcheck disable=SC2086
+    expect_state_error "$TIMED" \
+        "ebb dedup: $option disagrees with the state in '@' (a time-window filter)" \
+        $option
+done
+expect_state_error "$TIMED" \
+    "ebb dedup: --time-window 3s disagrees with the state in '@' (span 2s)" \
+    --time-window 3s
+expect_state_error "$TIMED" \
+    "ebb dedup: --fp 0.001 disagrees with the state in '@' (k=$tk, l=$tl)" \
+    --fp 0.001 --time-window 2s
+expect_state_error "$TIMED" \
+    "ebb dedup: --max-npws 0.001 disagrees with the state in '@' (k=$tk, l=$tl)" \
+    --max-npws 0.001
+expect_state_error "$TIMED" \
+    "ebb dedup: --max-memory 1M disagrees with the state in '@' (max memory 1073741824 bytes)" \
+    --max-memory 1M
+expect_state_error "$TIMED" \
+    "ebb dedup: --policy evict disagrees with the state in '@' (policy refuse)" \
+    --policy evict
+# A damaged time-window state is refused like any other.
+cp "$TIMED" "$WORK/timed-damaged.state"
+truncate -s $(($(stat -c %s "$TIMED") - 7)) "$WORK/timed-damaged.state"
+cp "$WORK/timed-damaged.state" "$WORK/timed-damaged.state.before"
+run_capture "$WORK/timed-damaged" "$WORK/timed-a.in" \
+    "$EBB" dedup "${TIME_READ[@]}" --state "$WORK/timed-damaged.state"
+check "damaged time state: exit 1" equals "$status" 1
+check "damaged time state: one message naming the file" \
+    stderr_starts_with "$WORK/timed-damaged.err" \
+        "ebb dedup: $WORK/timed-damaged.state: "
+check "damaged time state: untouched" same_file \
+    "$WORK/timed-damaged.state.before" "$WORK/timed-damaged.state"
+# A bad line stops the run without saving: a rerun is idempotent.
+cp "$TIMED" "$WORK/timed-keep.state"
+printf '1709251200000 fine\nnot-a-time bad\n' >"$WORK/timed-bad.in"
+run_capture "$WORK/timed-bad" /dev/null "$EBB" dedup "${TIME_READ[@]}" \
+    --state "$WORK/timed-keep.state" "$WORK/timed-bad.in"
+check "bad line: exit 1" equals "$status" 1
+check "bad line: state not saved" same_file "$TIMED" "$WORK/timed-keep.state"
 
 # --- Failed runs and failed saves leave the old state -------------------
 cp "$STATE" "$WORK/keep.state"

@@ -120,7 +120,7 @@ expect_usage_prefix "ebb dedup: cannot build a filter for window 100000000000000
     dedup --window 1e15
 expect_usage_prefix "ebb dedup: cannot build a filter for window 18446744073709551615 and fp 0.01: " \
     dedup --window 18446744073709551615
-expect_usage_prefix "ebb dedup: cannot build a filter for window 18446744073709551615 and fp 0.01 (blocked, 64-bit blocks, 4 bits per block): " \
+expect_usage_prefix "ebb dedup: cannot build a filter for window 18446744073709551615 and fp 0.01 (blocked, 64-bit blocks, 4 bits per block, max-npws 0.25, max-accesses 4): " \
     dedup --window 18446744073709551615 --block-bits 64 --block-hashes 4
 
 # params.
@@ -155,10 +155,125 @@ expect_usage "ebb params: option '--json' does not take an argument" \
     params --json=1
 expect_usage_prefix "ebb params: cannot size a filter for --window 18446744073709551615 --fp 0.01: " \
     params --window 18446744073709551615 --fp 0.01
-expect_usage_prefix "ebb params: cannot size a filter for --window 18446744073709551615 --fp 0.01: " \
+expect_usage_prefix "ebb params: cannot size a filter for --window 18446744073709551615 --fp 0.01 --max-npws 0.25 --max-accesses 4 (blocked): " \
     params --window 18446744073709551615 --fp 0.01 --blocked
 expect_usage_prefix "ebb params: cannot size k=4, l=3 for a window of 18446744073709551615: " \
     params --k 4 --l 3 --window 18446744073709551615 --blocked
+
+# --- Time windows, fields, access bounds --------------------------------
+duration='must be a positive duration with a unit (ns, us, ms, s, m, h, d), e.g. 500ms, 30s, 1.5h'
+duration_large='must be at most 106751d (2^63 - 1 nanoseconds)'
+for command in dedup params; do
+    for bad in 0s 0 10 -5s +5s 1.5ns 0.0001us 5S 5sec 5min '5 s' ' 5s' 5s\  1e3s \
+               .5s 5.s abc '' s 1h30m 0x10s; do
+        expect_usage "ebb $command: invalid --time-window '$bad': $duration" \
+            $command --time-window "$bad"
+    done
+    for bad in 106752d 9223372036854775808ns 99999999999999999999s \
+               9223372036.854775808s; do
+        expect_usage "ebb $command: invalid --time-window '$bad': $duration_large" \
+            $command --time-window "$bad"
+    done
+    for bad in 0 -1 abc '' inf nan 1e999; do
+        expect_usage "ebb $command: invalid --rate '$bad': must be a positive number" \
+            $command --rate "$bad"
+    done
+    for bad in 0 -1 abc ''; do
+        expect_usage "ebb $command: invalid --max-accesses '$bad': must be a positive number" \
+            $command --max-accesses "$bad"
+    done
+    expect_usage "ebb $command: option '--time-window' requires an argument" \
+        $command --time-window
+done
+# The largest durations accepted.
+expect_usage "ebb dedup: --window cannot be combined with --time-window" \
+    dedup --time-window 106751d --window 5
+expect_usage "ebb dedup: --window cannot be combined with --time-window" \
+    dedup --time-window 9223372036854775807ns --window 5
+bytes='must be a positive number of bytes, optionally followed by k, M, G or T (powers of 1024)'
+for bad in 0 0k -1 1.5G 1g 1m 10X 1KB 1GiB '' ' 1G' 1e9 k; do
+    expect_usage "ebb dedup: invalid --max-memory '$bad': $bytes" \
+        dedup --time-window 1s --max-memory "$bad"
+done
+for bad in 18446744073709551616 16777216T 99999999999999999999k; do
+    expect_usage "ebb dedup: invalid --max-memory '$bad': must fit in the address space" \
+        dedup --time-window 1s --max-memory "$bad"
+done
+for bad in foo '' REFUSE Evict; do
+    expect_usage "ebb dedup: invalid --policy '$bad': must be refuse or evict" \
+        dedup --policy "$bad"
+done
+for option in --time-field --key-field; do
+    for bad in 0 -1 abc '' 1.5 4294967296; do
+        expect_usage "ebb dedup: invalid $option '$bad': must be a field number from 1 to 4294967295" \
+            dedup "$option" "$bad"
+    done
+done
+for bad in foo '' ISO8601 epoch_ms iso; do
+    expect_usage "ebb dedup: invalid --time-format '$bad': must be epoch, epoch-ms or iso8601" \
+        dedup --time-format "$bad"
+done
+expect_usage "ebb dedup: option '--skip-bad' does not take an argument" \
+    dedup --skip-bad=yes
+for option in --rate --max-memory --policy --time-field --time-format \
+              --key-field --max-accesses; do
+    expect_usage "ebb dedup: option '$option' requires an argument" \
+        dedup "$option"
+done
+expect_usage "ebb params: option '--rate' requires an argument" params --rate
+
+# Combinations: count-window options with a time window, time-window
+# options without one.
+for option in "--window 1000" --blocked "--block-bits 64" "--block-hashes 4" \
+              "--max-accesses 4"; do
+    # shellcheck disable=SC2086 # the option and its value are two words
+    expect_usage "ebb dedup: ${option%% *} cannot be combined with --time-window" \
+        dedup --time-window 10s $option
+done
+for option in "--rate 10" "--max-memory 1M" "--policy evict" "--time-field 1"; do
+    # shellcheck disable=SC2086
+    expect_usage "ebb dedup: ${option%% *} requires --time-window" \
+        dedup $option
+done
+expect_usage "ebb dedup: --time-format requires --time-field" \
+    dedup --time-window 1s --time-format iso8601
+expect_usage "ebb dedup: --time-format requires --time-field" \
+    dedup --time-format epoch
+expect_usage "ebb dedup: --skip-bad requires --time-field or --key-field" \
+    dedup --skip-bad
+expect_usage "ebb dedup: --skip-bad requires --time-field or --key-field" \
+    dedup --time-window 1s --skip-bad
+expect_usage "ebb dedup: --rate requires --time-window" \
+    dedup --window 10 --rate 5 --state "$WORK/never-created" /nonexistent
+check "a time option without --time-window creates no state file" \
+    test ! -e "$WORK/never-created"
+# Shapes the library refuses: a memory limit too small for the first
+# slices, a rate beyond 2^64 lines per window.
+expect_usage_prefix "ebb dedup: cannot build a filter for time window 1h at rate 1e+09 and fp 0.01 within 1048576 bytes: " \
+    dedup --time-window 1h --rate 1e9 --max-memory 1M
+expect_usage "ebb dedup: cannot build a filter for time window 106751d at rate 1e+12: more than 2^64 lines per window" \
+    dedup --time-window 106751d --rate 1e12
+# params --time-window.
+expect_usage "ebb params: give --time-window, --rate and --fp (run 'ebb params --help')" \
+    params --time-window 10s
+expect_usage "ebb params: give --time-window, --rate and --fp (run 'ebb params --help')" \
+    params --time-window 10s --rate 100
+expect_usage "ebb params: give --time-window, --rate and --fp (run 'ebb params --help')" \
+    params --time-window 10s --fp 0.01 --json
+expect_usage "ebb params: --rate requires --time-window" \
+    params --window 1000 --fp 0.01 --rate 5
+for option in "--window 1000" "--k 4" "--l 3" "--fill linear" --blocked \
+              "--block-bits 64" "--block-hashes 4" "--max-accesses 4"; do
+    # shellcheck disable=SC2086
+    expect_usage "ebb params: ${option%% *} cannot be combined with --time-window" \
+        params --time-window 10s --rate 100 --fp 0.01 $option
+done
+expect_usage "ebb params: --max-accesses cannot be combined with --k and --l" \
+    params --k 4 --l 3 --max-accesses 3
+expect_usage_prefix "ebb params: cannot size a time window for --time-window 106751d --rate 1e12 --fp 0.01: " \
+    params --time-window 106751d --rate 1e12 --fp 0.01
+expect_usage_prefix "ebb params: cannot size a time window for --time-window 1s --rate 1 --fp 0.01 --max-npws 0.0001: " \
+    params --time-window 1s --rate 1 --fp 0.01 --max-npws 0.0001
 
 # --help and --version: stdout, exit 0, nothing on stderr.
 expect_help() {
@@ -182,6 +297,11 @@ expect_help '^  --block-bits B' dedup --help
 expect_help '^  --block-hashes b' dedup --help
 expect_help '^  --blocked ' params --help
 expect_help '^  --block-bits B' params --help
+expect_help '^  --time-window DUR' dedup --help
+expect_help '^  --time-field N' dedup --help
+expect_help '^  --key-field N' dedup --help
+expect_help '^  --time-window DUR' params --help
+expect_help '^  --max-accesses A' params --help
 expect_help '^Usage: ebb params' params --help
 # --help wins over the options and operands after it.
 expect_help '^Usage: ebb dedup' dedup --window 5 --help /nonexistent

@@ -60,8 +60,10 @@ window_case blocked-word 1000000 2000 0.02 17 --block-bits 64 --block-hashes 4 \
 # The blocked runs built blocked filters, the plain ones plain filters.
 check "blocked: 512-bit blocks by default" \
     equals "$(stat_value "$WORK/blocked.stats" 'block bits')" 512
-check "blocked: 8 bits per block by default" \
-    equals "$(stat_value "$WORK/blocked.stats" 'block hashes')" 8
+check "blocked: the bits per block ebb params --blocked chooses" \
+    equals "$(stat_value "$WORK/blocked.stats" 'block hashes')" \
+        "$("$EBB" params --window 50000 --fp 0.01 --blocked |
+            awk '/^block hashes:/ { print $3 }')"
 check "blocked-word: --block-bits 64" \
     equals "$(stat_value "$WORK/blocked-word.stats" 'block bits')" 64
 check "blocked-word: --block-hashes 4" \

@@ -1,0 +1,115 @@
+/*
+ * dedup.h: what the parts of `ebb dedup` share.
+ *
+ *   dedup.c         the command line and the run
+ *   dedup_filter.c  the filter: created, loaded from --state and checked
+ *                   against the options, saved, and its --stats
+ *   dedup_stream.c  reading lines, their keys and times, answering them
+ *
+ * Two kinds of filter answer "did this line occur recently?": an APBF for
+ * a window of N lines (--window, the default) and a TLBF for a window of
+ * time (--time-window).
+ */
+#ifndef EBB_CLI_DEDUP_H
+#define EBB_CLI_DEDUP_H
+
+#include "timestamp.h"
+
+#include <ebb/ebb.h>
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define DEDUP_PROGRAM "ebb dedup"
+
+/* Returned by the steps of a run to mean "no error, go on"; every other
+ * value is the exit status. */
+#define DEDUP_CONTINUE (-1)
+
+#define DEDUP_DEFAULT_WINDOW UINT64_C(1000000)
+#define DEDUP_DEFAULT_FP 0.01
+#define DEDUP_DEFAULT_RATE 1000.0
+#define DEDUP_DEFAULT_MAX_MEMORY ((size_t)1 << 30)
+/* The hash seed of filters dedup creates: the ASCII bytes of "ebbdedup".
+ * Fixed so that runs are reproducible; a loaded state brings its own. */
+#define DEDUP_SEED UINT64_C(0x6562626465647570)
+
+typedef struct dedup_options {
+    /* Count windows. */
+    uint64_t window;
+    bool have_window;
+    /* Blocked slices: --blocked, or implied by --block-bits/--block-hashes.
+     * block_hashes 0: the chooser picks b. */
+    bool blocked, have_blocked, have_block_bits, have_block_hashes;
+    uint32_t block_bits, block_hashes;
+    double max_accesses; /* 0: no bound */
+    bool have_max_accesses;
+
+    /* Both kinds. */
+    double fp;
+    double max_npws; /* 0: no bound */
+    bool have_fp, have_max_npws;
+
+    /* Time windows. */
+    int64_t span_ns;
+    bool have_time_window;
+    double rate; /* expected lines per second */
+    bool have_rate;
+    size_t max_memory;
+    bool have_max_memory;
+    ebb_tlbf_policy policy;
+    bool have_policy;
+    uint32_t time_field; /* 0: the arrival clock */
+    cli_time_format time_format;
+    bool have_time_format;
+
+    /* Lines. */
+    uint32_t key_field; /* 0: the key is the line (less its time field) */
+    bool skip_bad;
+    bool invert;
+    bool stats;
+    const char *state_path; /* NULL: no state */
+
+    /* The texts as typed, for messages. */
+    const char *window_text, *fp_text, *max_npws_text, *max_accesses_text;
+    const char *block_bits_text, *block_hashes_text;
+    const char *time_window_text, *rate_text, *max_memory_text, *policy_text;
+    const char *time_field_text, *time_format_text;
+
+    char **inputs; /* the FILE operands; none means stdin */
+    int input_count;
+} dedup_options;
+
+typedef enum dedup_kind { DEDUP_COUNT_WINDOW, DEDUP_TIME_WINDOW } dedup_kind;
+
+typedef struct dedup_filter {
+    dedup_kind kind;
+    ebb_apbf *apbf; /* DEDUP_COUNT_WINDOW */
+    ebb_tlbf *tlbf; /* DEDUP_TIME_WINDOW  */
+    bool loaded;    /* from --state, not created by this run */
+    uint64_t evicted_before; /* TLBF slices evicted before this run */
+    bool evicts;             /* TLBF with the EVICT policy */
+} dedup_filter;
+
+/* What this run did, for --stats. */
+typedef struct dedup_counts {
+    uint64_t lines_read;
+    uint64_t lines_written;
+    uint64_t bad_lines;     /* passed through by --skip-bad              */
+    uint64_t clamped;       /* times earlier than the latest remembered  */
+    uint64_t refused;       /* not remembered: the memory limit (refuse) */
+} dedup_counts;
+
+/* dedup_filter.c. Each returns DEDUP_CONTINUE or the exit status. */
+int dedup_open_filter(const dedup_options *opts, dedup_filter *filter);
+int dedup_save_filter(const char *path, const dedup_filter *filter);
+void dedup_close_filter(dedup_filter *filter);
+void dedup_print_stats(const dedup_options *opts, const dedup_filter *filter,
+                       const dedup_counts *counts);
+
+/* dedup_stream.c: answers every line of the inputs. */
+int dedup_inputs(const dedup_options *opts, dedup_filter *filter,
+                 dedup_counts *counts);
+
+#endif /* EBB_CLI_DEDUP_H */

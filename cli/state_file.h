@@ -1,0 +1,27 @@
+/*
+ * state_file.h: reading a state file whole and replacing it atomically
+ * (temporary file in the same directory, fsync, rename, fsync of the
+ * directory), for `ebb dedup --state FILE`.
+ */
+#ifndef EBB_CLI_STATE_FILE_H
+#define EBB_CLI_STATE_FILE_H
+
+#include <stddef.h>
+
+/* Reads the whole file into a malloc'ed buffer. Returns 0, or an errno
+ * value (ENOENT when the file does not exist, EISDIR for a directory). */
+int cli_read_whole_file(const char *path, unsigned char **bytes,
+                        size_t *length);
+
+/* Writes bytes to a new temporary file next to path and renames it over
+ * path, keeping path's permissions (a new file: 0666 minus the umask).
+ * Returns 0 or an errno value; on error path is untouched and the
+ * temporary file is gone. */
+int cli_replace_file(const char *path, const unsigned char *bytes,
+                     size_t length);
+
+/* fsync of path's directory, which makes a rename durable. Returns 0 or
+ * an errno value (filesystems that cannot sync a directory count as 0). */
+int cli_sync_parent_directory(const char *path);
+
+#endif /* EBB_CLI_STATE_FILE_H */
