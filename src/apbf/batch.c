@@ -38,9 +38,18 @@ static void add_chunk(ebb_apbf *f, const ebb_hash128 *h, size_t n)
     for (size_t j = 0; j < n; j++)
         for (uint32_t i = 0; i < f->k; i++)
             prefetch_write(ebb_apbf_line_of(f, h[j], ebb_apbf_position(f, i)));
-    for (size_t j = 0; j < n; j++)
-        for (uint32_t i = 0; i < f->k; i++)
-            ebb_apbf_slice_set(f, h[j], ebb_apbf_position(f, i));
+    if (f->block_bits == 0 && f->scheme == EBB_INDEX_MIXED) {
+        for (size_t j = 0; j < n; j++)
+            for (uint32_t i = 0; i < f->k; i++) {
+                uint32_t pos = ebb_apbf_position(f, i);
+                ebb_slice_set(ebb_apbf_slice(f, pos), h[j], pos,
+                              f->slice_bits);
+            }
+    } else {
+        for (size_t j = 0; j < n; j++)
+            for (uint32_t i = 0; i < f->k; i++)
+                ebb_apbf_slice_set(f, h[j], ebb_apbf_position(f, i));
+    }
     f->in_generation += n;
     f->insertions = ebb_saturating_add(f->insertions, n);
 }
@@ -77,8 +86,7 @@ size_t ebb_apbf_contains_batch(const ebb_apbf *f, const ebb_hash128 *hashes,
         for (size_t j = start; j < end; j++)
             prefetch_query(f, hashes[j]);
         for (size_t j = start; j < end; j++) {
-            out[j] = ebb_age_query(f->k, f->l, ebb_apbf_slice_test, f,
-                                   hashes[j], NULL);
+            out[j] = ebb_apbf_contains_hash(f, hashes[j]);
             found += out[j];
         }
     }
@@ -100,8 +108,7 @@ size_t ebb_apbf_check_and_add_batch(ebb_apbf *f, const ebb_hash128 *hashes,
                                                 ebb_apbf_position(f, i)));
         }
         for (size_t j = start; j < end; j++) {
-            bool hit = ebb_age_query(f->k, f->l, ebb_apbf_slice_test, f,
-                                     hashes[j], NULL);
+            bool hit = ebb_apbf_contains_hash(f, hashes[j]);
             ebb_apbf_add_hash(f, hashes[j]);
             if (seen != NULL)
                 seen[j] = hit;
