@@ -33,19 +33,36 @@ void ebb_apbf_hash_batch(const ebb_apbf *f, const void *const *keys,
         out[i] = ebb_apbf_hash(f, keys[i], lens[i]);
 }
 
+/* Plain slices: each bit's word is computed once, prefetched, then set. */
+static void add_chunk_plain(ebb_apbf *f, const ebb_hash128 *h, size_t n)
+{
+    uint64_t *words[CHUNK * EBB_APBF_MAX_K];
+    uint64_t masks[CHUNK * EBB_APBF_MAX_K];
+    size_t at = 0;
+    for (uint32_t i = 0; i < f->k; i++) {
+        uint32_t pos = ebb_apbf_position(f, i);
+        uint64_t *slice = ebb_apbf_slice(f, pos);
+        for (size_t j = 0; j < n; j++, at++) {
+            uint64_t bit = ebb_slice_bit(h[j], pos, f->slice_bits,
+                                         EBB_INDEX_MIXED);
+            words[at] = slice + (bit >> 6);
+            masks[at] = UINT64_C(1) << (bit & 63u);
+            prefetch_write(words[at]);
+        }
+    }
+    for (size_t a = 0; a < at; a++)
+        *words[a] |= masks[a];
+}
+
 static void add_chunk(ebb_apbf *f, const ebb_hash128 *h, size_t n)
 {
-    for (size_t j = 0; j < n; j++)
-        for (uint32_t i = 0; i < f->k; i++)
-            prefetch_write(ebb_apbf_line_of(f, h[j], ebb_apbf_position(f, i)));
     if (f->block_bits == 0 && f->scheme == EBB_INDEX_MIXED) {
-        for (size_t j = 0; j < n; j++)
-            for (uint32_t i = 0; i < f->k; i++) {
-                uint32_t pos = ebb_apbf_position(f, i);
-                ebb_slice_set(ebb_apbf_slice(f, pos), h[j], pos,
-                              f->slice_bits);
-            }
+        add_chunk_plain(f, h, n);
     } else {
+        for (size_t j = 0; j < n; j++)
+            for (uint32_t i = 0; i < f->k; i++)
+                prefetch_write(
+                    ebb_apbf_line_of(f, h[j], ebb_apbf_position(f, i)));
         for (size_t j = 0; j < n; j++)
             for (uint32_t i = 0; i < f->k; i++)
                 ebb_apbf_slice_set(f, h[j], ebb_apbf_position(f, i));
@@ -77,9 +94,62 @@ static void prefetch_query(const ebb_apbf *f, ebb_hash128 h)
         prefetch_read(ebb_apbf_line_of(f, h, ebb_apbf_position(f, i)));
 }
 
+/* One query of an interleaved batch: its walk and where its next read is. */
+typedef struct in_flight {
+    ebb_age_walk walk;
+    const uint64_t *word;
+    uint64_t mask;
+    size_t index;
+} in_flight;
+
+/* Points q at the word its next slice read needs, and prefetches it. */
+static inline void locate(const ebb_apbf *f, ebb_hash128 h, in_flight *q)
+{
+    uint32_t pos = ebb_apbf_position(f, (uint32_t)q->walk.slice);
+    uint64_t bit = ebb_slice_bit(h, pos, f->slice_bits, EBB_INDEX_MIXED);
+    q->word = ebb_apbf_slice(f, pos) + (bit >> 6);
+    q->mask = UINT64_C(1) << (bit & 63u);
+    prefetch_read(q->word);
+}
+
+/* Plain slices: the walks of a chunk advance one read per round, each
+ * read prefetched a round ahead, so the chunk's cache misses overlap
+ * instead of following one another down each walk. */
+static size_t contains_interleaved(const ebb_apbf *f, const ebb_hash128 *h,
+                                   size_t n, bool *out)
+{
+    size_t found = 0;
+    for (size_t start = 0; start < n; start += CHUNK) {
+        in_flight q[CHUNK];
+        size_t active = n - start < CHUNK ? n - start : CHUNK;
+        for (size_t j = 0; j < active; j++) {
+            q[j].walk = ebb_age_walk_begin(f->l);
+            q[j].index = start + j;
+            locate(f, h[start + j], &q[j]);
+        }
+        while (active > 0) {
+            for (size_t a = 0; a < active;) {
+                bool match = (*q[a].word & q[a].mask) != 0;
+                ebb_age_step step = ebb_age_walk_step(&q[a].walk, f->k, match);
+                if (step == EBB_AGE_READ_NEXT) {
+                    locate(f, h[q[a].index], &q[a]);
+                    a++;
+                    continue;
+                }
+                out[q[a].index] = step == EBB_AGE_FOUND;
+                found += step == EBB_AGE_FOUND;
+                q[a] = q[--active]; /* done: the last one takes its place */
+            }
+        }
+    }
+    return found;
+}
+
 size_t ebb_apbf_contains_batch(const ebb_apbf *f, const ebb_hash128 *hashes,
                                size_t n, bool *out)
 {
+    if (f->block_bits == 0 && f->scheme == EBB_INDEX_MIXED)
+        return contains_interleaved(f, hashes, n, out);
     size_t found = 0;
     for (size_t start = 0; start < n; start += CHUNK) {
         size_t end = n - start < CHUNK ? n : start + CHUNK;

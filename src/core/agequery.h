@@ -32,33 +32,59 @@ static inline bool ebb_age_kl_valid(uint32_t k, uint32_t l)
 /* Tests logical slice i (0 <= i < k + l) for hash h. */
 typedef bool (*ebb_slice_predicate)(const void *filter, ebb_hash128 h, uint32_t i);
 
+/* Algorithm 1 as a resumable walk, so that a batch can advance many
+ * queries one slice read at a time and overlap their cache misses. */
+typedef struct ebb_age_walk {
+    int64_t slice;     /* the slice to read next (signed: a jump below 0
+                          ends the walk)                                  */
+    uint32_t previous; /* matches carried from before the last jump       */
+    uint32_t run;      /* matches since                                   */
+    uint32_t reads;
+} ebb_age_walk;
+
+typedef enum ebb_age_step {
+    EBB_AGE_READ_NEXT = 0, /* read walk->slice next                        */
+    EBB_AGE_FOUND = 1,     /* k consecutive matches: present               */
+    EBB_AGE_ABSENT = 2     /* walked off the new end: absent               */
+} ebb_age_step;
+
+static inline ebb_age_walk ebb_age_walk_begin(uint32_t l)
+{
+    ebb_age_walk walk = {(int64_t)l, 0, 0, 0};
+    return walk;
+}
+
+/* Feeds the outcome of reading walk->slice. */
+static inline ebb_age_step ebb_age_walk_step(ebb_age_walk *w, uint32_t k,
+                                             bool match)
+{
+    w->reads++;
+    if (match) {
+        w->run++;
+        w->slice++;
+        return w->previous + w->run == k ? EBB_AGE_FOUND : EBB_AGE_READ_NEXT;
+    }
+    w->slice -= k;
+    w->previous = w->run;
+    w->run = 0;
+    return w->slice < 0 ? EBB_AGE_ABSENT : EBB_AGE_READ_NEXT;
+}
+
 /* True when some run of k matching slices starts at 0..l. When accesses is
  * not NULL it receives the number of slice tests performed. */
-static inline bool ebb_age_query(uint32_t k, uint32_t l, ebb_slice_predicate test,
-                                 const void *filter, ebb_hash128 h,
-                                 uint32_t *accesses)
+static inline bool ebb_age_query(uint32_t k, uint32_t l,
+                                 ebb_slice_predicate test, const void *filter,
+                                 ebb_hash128 h, uint32_t *accesses)
 {
-    int64_t i = l; /* signed: a jump below slice 0 ends the walk */
-    uint32_t previous = 0, run = 0, reads = 0;
-    bool found = false;
-    while (i >= 0) {
-        reads++;
-        if (test(filter, h, (uint32_t)i)) {
-            run++;
-            i++;
-            if (previous + run == k) {
-                found = true;
-                break;
-            }
-        } else {
-            i -= k;
-            previous = run;
-            run = 0;
-        }
-    }
+    ebb_age_walk walk = ebb_age_walk_begin(l);
+    ebb_age_step step;
+    do {
+        step = ebb_age_walk_step(&walk, k,
+                                 test(filter, h, (uint32_t)walk.slice));
+    } while (step == EBB_AGE_READ_NEXT);
     if (accesses != NULL)
-        *accesses = reads;
-    return found;
+        *accesses = walk.reads;
+    return step == EBB_AGE_FOUND;
 }
 
 #endif
