@@ -18,9 +18,9 @@
  * replica or an AOF replay never depends on its own defaults.
  */
 #include <limits.h>
-#include <string.h>
 
 #include "glue.h"
+#include "snapshot_type.h"
 
 /* Defaults of a key created by ADD, MADD or INSERT (docs/redis.md). */
 #define APBF_DEFAULT_WINDOW 1000000LL
@@ -32,49 +32,10 @@
 /* Keys hashed at once by MADD, MEXISTS and INSERT. */
 #define APBF_BATCH 64
 
-static RedisModuleType *apbf_type;
-
-/* ------------------------------------------------------------------------ */
-/* The family table of glue.c                                               */
-/* ------------------------------------------------------------------------ */
-
-static size_t apbf_snapshot_size(const void *filter)
-{
-    return ebb_apbf_snapshot_size(filter);
-}
-
-static ebb_status apbf_save(const void *filter, void *buf, size_t capacity,
-                            size_t *written)
-{
-    return ebb_apbf_save(filter, buf, capacity, written);
-}
-
-static ebb_status apbf_load(const void *buf, size_t len, void **out)
-{
-    ebb_apbf *filter;
-    ebb_status status = ebb_apbf_load(buf, len, &filter);
-    if (status == EBB_OK)
-        *out = filter;
-    return status;
-}
-
-static size_t apbf_memory(const void *filter)
-{
-    return ebb_apbf_memory(filter);
-}
-
-static void apbf_destroy(void *filter) { ebb_apbf_destroy(filter); }
-
-static const ebb_redis_family APBF = {
-    .name = "APBF",
-    .loadchunk_command = "APBF.LOADCHUNK",
-    .type = &apbf_type,
-    .snapshot_size = apbf_snapshot_size,
-    .save = apbf_save,
-    .load = apbf_load,
-    .memory = apbf_memory,
-    .destroy = apbf_destroy,
-};
+/* The family table APBF, the data-type callbacks and the handlers of
+ * APBF.SCANDUMP and APBF.LOADCHUNK: persistence through the library's
+ * snapshot (snapshot_type.h). */
+EBB_REDIS_SNAPSHOT_FAMILY(apbf, APBF);
 
 /* ------------------------------------------------------------------------ */
 /* Creation                                                                 */
@@ -90,13 +51,12 @@ typedef struct apbf_options {
 static const apbf_options APBF_DEFAULTS = {APBF_DEFAULT_WINDOW,
                                            APBF_DEFAULT_FP, 0.0, false};
 
-/* Parses one creation option at argv[*i] (advancing *i past it). Returns
- * 1 when parsed, 0 when argv[*i] is not a creation option, -1 after
- * replying an error. */
+/* An ebb_redis_option_parser (glue.h); opaque: the apbf_options. */
 static int apbf_parse_option(RedisModuleCtx *ctx, RedisModuleString **argv,
                              int argc, int *i, bool window_option,
-                             apbf_options *options)
+                             void *opaque)
 {
+    apbf_options *options = opaque;
     RedisModuleString *name = argv[*i];
     if (ebb_redis_arg_is(name, "BLOCKED")) {
         options->blocked = true;
@@ -124,10 +84,10 @@ static int apbf_parse_option(RedisModuleCtx *ctx, RedisModuleString **argv,
 }
 
 /* A filter larger than the machine's memory is refused as too large (see
- * ebb_redis_physical_memory). */
-static ebb_status apbf_create(const apbf_options *options, uint64_t seed,
-                              ebb_apbf **out)
+ * ebb_redis_physical_memory). opaque: the apbf_options. */
+static ebb_status apbf_create(const void *opaque, uint64_t seed, void **out)
 {
+    const apbf_options *options = opaque;
     ebb_apbf_params params;
     uint64_t window = (uint64_t)options->window;
     ebb_status status =
@@ -141,16 +101,21 @@ static ebb_status apbf_create(const apbf_options *options, uint64_t seed,
         status = ebb_apbf_params_memory(&params, &bytes);
     if (status == EBB_OK && bytes > ebb_redis_physical_memory())
         status = EBB_EOVERFLOW;
-    if (status != EBB_OK)
-        return status;
-    return ebb_apbf_create(&params, seed, out);
+    ebb_apbf *filter = NULL;
+    if (status == EBB_OK)
+        status = ebb_apbf_create(&params, seed, &filter);
+    if (status == EBB_OK)
+        *out = filter;
+    return status;
 }
 
-/* Replicates the APBF.RESERVE that recreates a key exactly as created. */
+/* Replicates the APBF.RESERVE that recreates a key exactly as created.
+ * opaque: the apbf_options. */
 static void apbf_replicate_reserve(RedisModuleCtx *ctx,
                                    RedisModuleString *keyname,
-                                   const apbf_options *options)
+                                   const void *opaque)
 {
+    const apbf_options *options = opaque;
     char fp[32], npws[32];
     ebb_redis_format_double(options->fp, fp, sizeof fp);
     ebb_redis_format_double(options->max_npws, npws, sizeof npws);
@@ -163,39 +128,13 @@ static void apbf_replicate_reserve(RedisModuleCtx *ctx,
                               options->window, "ERROR", fp, "MAXNPWS", npws);
 }
 
-/* Opens keyname for adding: an existing APBF, or a new one created with
- * options unless nocreate. Returns false after replying an error. */
-static bool apbf_open_for_add(RedisModuleCtx *ctx, RedisModuleString *keyname,
-                              const apbf_options *options, bool nocreate,
-                              RedisModuleKey **key, ebb_redis_value **value)
-{
-    if (!ebb_redis_open(ctx, keyname, REDISMODULE_WRITE, &APBF, key, value))
-        return false;
-    if (*value != NULL) {
-        if (ebb_redis_value_ready(ctx, &APBF, *value))
-            return true;
-        RedisModule_CloseKey(*key);
-        return false;
-    }
-    if (nocreate) {
-        RedisModule_CloseKey(*key);
-        RedisModule_ReplyWithError(ctx, "ERR no such key");
-        return false;
-    }
-    ebb_apbf *filter;
-    ebb_status status =
-        apbf_create(options, ebb_redis_key_seed(keyname), &filter);
-    if (status == EBB_OK && !ebb_redis_store_new(*key, &APBF, filter))
-        status = EBB_ENOMEM;
-    if (status != EBB_OK) {
-        RedisModule_CloseKey(*key);
-        ebb_redis_reply_status(ctx, APBF.name, status);
-        return false;
-    }
-    *value = RedisModule_ModuleTypeGetValue(*key);
-    apbf_replicate_reserve(ctx, keyname, options);
-    return true;
-}
+/* Creation for RESERVE, and for ADD, MADD and INSERT on a missing key. */
+static const ebb_redis_creator APBF_CREATOR = {
+    .family = &APBF,
+    .create = apbf_create,
+    .reply_refused = NULL,
+    .replicate_reserve = apbf_replicate_reserve,
+};
 
 /* ------------------------------------------------------------------------ */
 /* Adds and queries                                                         */
@@ -257,7 +196,8 @@ static int apbf_add_command(RedisModuleCtx *ctx, RedisModuleString *keyname,
 {
     RedisModuleKey *key;
     ebb_redis_value *value;
-    if (!apbf_open_for_add(ctx, keyname, options, nocreate, &key, &value))
+    if (!ebb_redis_open_for_add(ctx, keyname, &APBF_CREATOR, options, nocreate,
+                                &key, &value))
         return REDISMODULE_OK;
     ebb_apbf *filter = value->filter;
     ebb_redis_value_touch(value);
@@ -290,32 +230,11 @@ static int apbf_reserve_command(RedisModuleCtx *ctx, RedisModuleString **argv,
     if (!ebb_redis_parse_integer(ctx, argv[2], "window", 1, LLONG_MAX,
                                  &options.window))
         return REDISMODULE_OK;
-    for (int i = 3; i < argc;) {
-        int parsed = apbf_parse_option(ctx, argv, argc, &i, false, &options);
-        if (parsed < 0)
-            return REDISMODULE_OK;
-        if (parsed == 0)
-            return ebb_redis_reply_unknown_option(ctx, argv[i],
-                                                  "APBF.RESERVE");
-    }
-    RedisModuleKey *key;
-    ebb_redis_value *value;
-    if (!ebb_redis_open(ctx, argv[1], REDISMODULE_WRITE, &APBF, &key, &value))
+    int i = 3;
+    if (!ebb_redis_parse_options(ctx, argv, argc, &i, "APBF.RESERVE",
+                                 apbf_parse_option, &options, NULL))
         return REDISMODULE_OK;
-    if (value != NULL) {
-        RedisModule_CloseKey(key);
-        return RedisModule_ReplyWithError(ctx, "ERR key already exists");
-    }
-    ebb_apbf *filter;
-    ebb_status status =
-        apbf_create(&options, ebb_redis_key_seed(argv[1]), &filter);
-    if (status == EBB_OK && !ebb_redis_store_new(key, &APBF, filter))
-        status = EBB_ENOMEM;
-    RedisModule_CloseKey(key);
-    if (status != EBB_OK)
-        return ebb_redis_reply_status(ctx, APBF.name, status);
-    RedisModule_ReplicateVerbatim(ctx);
-    return RedisModule_ReplyWithSimpleString(ctx, "OK");
+    return ebb_redis_reserve(ctx, argv[1], &APBF_CREATOR, &options);
 }
 
 /* APBF.ADD key item [NOCREATE] */
@@ -349,22 +268,9 @@ static int apbf_insert(RedisModuleCtx *ctx, RedisModuleString **argv,
     apbf_options options = APBF_DEFAULTS;
     bool nocreate = false;
     int i = 2;
-    while (i < argc && !ebb_redis_arg_is(argv[i], "ITEMS")) {
-        if (ebb_redis_arg_is(argv[i], "NOCREATE")) {
-            nocreate = true;
-            i++;
-            continue;
-        }
-        int parsed = apbf_parse_option(ctx, argv, argc, &i, true, &options);
-        if (parsed < 0)
-            return REDISMODULE_OK;
-        if (parsed == 0)
-            return ebb_redis_reply_unknown_option(ctx, argv[i],
-                                                  "APBF.INSERT");
-    }
-    if (i + 1 >= argc)
-        return RedisModule_ReplyWithError(
-            ctx, "ERR APBF.INSERT needs ITEMS followed by at least one item");
+    if (!ebb_redis_parse_options(ctx, argv, argc, &i, "APBF.INSERT",
+                                 apbf_parse_option, &options, &nocreate))
+        return REDISMODULE_OK;
     return apbf_add_command(ctx, argv[1], &options, nocreate, argv + i + 1,
                             argc - i - 1, false);
 }
@@ -376,12 +282,9 @@ static bool apbf_open_for_query(RedisModuleCtx *ctx,
                                 RedisModuleKey **key, const ebb_apbf **filter)
 {
     ebb_redis_value *value;
-    if (!ebb_redis_open(ctx, keyname, REDISMODULE_READ, &APBF, key, &value))
+    if (!ebb_redis_open_filter(ctx, keyname, REDISMODULE_READ, &APBF, key,
+                               &value))
         return false;
-    if (value != NULL && !ebb_redis_value_ready(ctx, &APBF, value)) {
-        RedisModule_CloseKey(*key);
-        return false;
-    }
     *filter = value == NULL ? NULL : value->filter;
     return true;
 }
@@ -461,52 +364,9 @@ static int apbf_info(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
     return REDISMODULE_OK;
 }
 
-static int apbf_scandump(RedisModuleCtx *ctx, RedisModuleString **argv,
-                         int argc)
-{
-    return ebb_redis_scandump(&APBF, ctx, argv, argc);
-}
-
-static int apbf_loadchunk(RedisModuleCtx *ctx, RedisModuleString **argv,
-                          int argc)
-{
-    return ebb_redis_loadchunk(&APBF, ctx, argv, argc);
-}
-
 /* ------------------------------------------------------------------------ */
-/* Data type                                                                */
+/* Registration                                                             */
 /* ------------------------------------------------------------------------ */
-
-static void *apbf_rdb_load(RedisModuleIO *io, int encver)
-{
-    return ebb_redis_rdb_load(&APBF, io, encver);
-}
-
-static void apbf_rdb_save(RedisModuleIO *io, void *value)
-{
-    ebb_redis_rdb_save(&APBF, io, value);
-}
-
-static void apbf_aof_rewrite(RedisModuleIO *io, RedisModuleString *key,
-                             void *value)
-{
-    ebb_redis_aof_rewrite(&APBF, io, key, value);
-}
-
-static size_t apbf_mem_usage(const void *value)
-{
-    return ebb_redis_mem_usage(&APBF, value);
-}
-
-static void apbf_free(void *value) { ebb_redis_free(&APBF, value); }
-
-static void *apbf_copy(RedisModuleString *fromkey, RedisModuleString *tokey,
-                       const void *value)
-{
-    (void)fromkey;
-    (void)tokey;
-    return ebb_redis_copy(&APBF, value);
-}
 
 static const ebb_redis_command APBF_COMMANDS[] = {
     {"APBF.RESERVE", apbf_reserve_command, "write deny-oom"},
@@ -522,20 +382,9 @@ static const ebb_redis_command APBF_COMMANDS[] = {
 
 int ebb_redis_apbf_register(RedisModuleCtx *ctx)
 {
-    RedisModuleTypeMethods methods;
-    memset(&methods, 0, sizeof methods);
-    methods.version = REDISMODULE_TYPE_METHOD_VERSION;
-    methods.rdb_load = apbf_rdb_load;
-    methods.rdb_save = apbf_rdb_save;
-    methods.aof_rewrite = apbf_aof_rewrite;
-    methods.mem_usage = apbf_mem_usage;
-    methods.free = apbf_free;
-    methods.copy = apbf_copy;
     /* Type names are exactly 9 characters. */
-    apbf_type = RedisModule_CreateDataType(ctx, "ebb-apbf-",
-                                           EBB_REDIS_ENCODING_VERSION,
-                                           &methods);
-    if (apbf_type == NULL)
+    if (ebb_redis_snapshot_type_create(ctx, &APBF, "ebb-apbf-",
+                                       &apbf_type_methods) != REDISMODULE_OK)
         return REDISMODULE_ERR;
     return ebb_redis_create_commands(
         ctx, APBF_COMMANDS, sizeof APBF_COMMANDS / sizeof APBF_COMMANDS[0]);

@@ -158,6 +158,35 @@ int ebb_redis_reply_unknown_option(RedisModuleCtx *ctx,
                               command);
 }
 
+bool ebb_redis_parse_options(RedisModuleCtx *ctx, RedisModuleString **argv,
+                             int argc, int *i, const char *command,
+                             ebb_redis_option_parser parse, void *options,
+                             bool *nocreate)
+{
+    bool insert = nocreate != NULL;
+    while (*i < argc && !(insert && ebb_redis_arg_is(argv[*i], "ITEMS"))) {
+        if (insert && ebb_redis_arg_is(argv[*i], "NOCREATE")) {
+            *nocreate = true;
+            *i += 1;
+            continue;
+        }
+        int parsed = parse(ctx, argv, argc, i, insert, options);
+        if (parsed < 0)
+            return false;
+        if (parsed == 0) {
+            ebb_redis_reply_unknown_option(ctx, argv[*i], command);
+            return false;
+        }
+    }
+    if (insert && *i + 1 >= argc) {
+        reply_error_format(ctx,
+                           "ERR %s needs ITEMS followed by at least one item",
+                           command);
+        return false;
+    }
+    return true;
+}
+
 size_t ebb_redis_physical_memory(void)
 {
     long pages = sysconf(_SC_PHYS_PAGES);
@@ -314,6 +343,91 @@ bool ebb_redis_value_ready(RedisModuleCtx *ctx,
                        family->name, value->restore.length,
                        (unsigned long long)value->restore_total);
     return false;
+}
+
+bool ebb_redis_open_filter(RedisModuleCtx *ctx, RedisModuleString *keyname,
+                           int mode, const ebb_redis_family *family,
+                           RedisModuleKey **key, ebb_redis_value **value)
+{
+    if (!ebb_redis_open(ctx, keyname, mode, family, key, value))
+        return false;
+    if (*value == NULL || ebb_redis_value_ready(ctx, family, *value))
+        return true;
+    RedisModule_CloseKey(*key);
+    return false;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Creation                                                                 */
+/* ------------------------------------------------------------------------ */
+
+/* A new filter for options stored under the open, empty key; on failure
+ * the key stays empty and the status says why. */
+static ebb_status create_in_key(RedisModuleKey *key,
+                                const RedisModuleString *keyname,
+                                const ebb_redis_creator *creator,
+                                const void *options)
+{
+    void *filter;
+    ebb_status status =
+        creator->create(options, ebb_redis_key_seed(keyname), &filter);
+    if (status == EBB_OK && !ebb_redis_store_new(key, creator->family, filter))
+        status = EBB_ENOMEM;
+    return status;
+}
+
+static int reply_refused(RedisModuleCtx *ctx, const ebb_redis_creator *creator,
+                         ebb_status status)
+{
+    if (creator->reply_refused != NULL)
+        return creator->reply_refused(ctx, status);
+    return ebb_redis_reply_status(ctx, creator->family->name, status);
+}
+
+int ebb_redis_reserve(RedisModuleCtx *ctx, RedisModuleString *keyname,
+                      const ebb_redis_creator *creator, const void *options)
+{
+    RedisModuleKey *key;
+    ebb_redis_value *value;
+    if (!ebb_redis_open(ctx, keyname, REDISMODULE_WRITE, creator->family,
+                        &key, &value))
+        return REDISMODULE_OK;
+    if (value != NULL) {
+        RedisModule_CloseKey(key);
+        return RedisModule_ReplyWithError(ctx, "ERR key already exists");
+    }
+    ebb_status status = create_in_key(key, keyname, creator, options);
+    RedisModule_CloseKey(key);
+    if (status != EBB_OK)
+        return reply_refused(ctx, creator, status);
+    RedisModule_ReplicateVerbatim(ctx);
+    return RedisModule_ReplyWithSimpleString(ctx, "OK");
+}
+
+bool ebb_redis_open_for_add(RedisModuleCtx *ctx, RedisModuleString *keyname,
+                            const ebb_redis_creator *creator,
+                            const void *options, bool nocreate,
+                            RedisModuleKey **key, ebb_redis_value **value)
+{
+    if (!ebb_redis_open_filter(ctx, keyname, REDISMODULE_WRITE,
+                               creator->family, key, value))
+        return false;
+    if (*value != NULL)
+        return true;
+    if (nocreate) {
+        RedisModule_CloseKey(*key);
+        RedisModule_ReplyWithError(ctx, "ERR no such key");
+        return false;
+    }
+    ebb_status status = create_in_key(*key, keyname, creator, options);
+    if (status != EBB_OK) {
+        RedisModule_CloseKey(*key);
+        reply_refused(ctx, creator, status);
+        return false;
+    }
+    *value = RedisModule_ModuleTypeGetValue(*key);
+    creator->replicate_reserve(ctx, keyname, options);
+    return true;
 }
 
 /* ------------------------------------------------------------------------ */
@@ -582,15 +696,12 @@ int ebb_redis_scandump(const ebb_redis_family *family, RedisModuleCtx *ctx,
         return REDISMODULE_OK;
     RedisModuleKey *key;
     ebb_redis_value *value;
-    if (!ebb_redis_open(ctx, argv[1], REDISMODULE_READ, family, &key, &value))
+    if (!ebb_redis_open_filter(ctx, argv[1], REDISMODULE_READ, family, &key,
+                               &value))
         return REDISMODULE_OK;
     if (value == NULL) {
         RedisModule_CloseKey(key);
         return RedisModule_ReplyWithError(ctx, "ERR no such key");
-    }
-    if (!ebb_redis_value_ready(ctx, family, value)) {
-        RedisModule_CloseKey(key);
-        return REDISMODULE_OK;
     }
     if (iterator == 0) {
         /* A new scan: the state as it is now. */

@@ -98,6 +98,26 @@ int ebb_redis_reply_unknown_option(RedisModuleCtx *ctx,
                                    const RedisModuleString *arg,
                                    const char *command);
 
+/* Parses one creation option of a family at argv[*i] into options (the
+ * family's own struct), advancing *i past it. size_option: the option
+ * naming the filter's size (WINDOW, SPAN) is allowed, as in INSERT, where
+ * the size is not positional. Returns 1 when parsed, 0 when argv[*i] is
+ * not a creation option, -1 after replying an error. */
+typedef int (*ebb_redis_option_parser)(RedisModuleCtx *ctx,
+                                       RedisModuleString **argv, int argc,
+                                       int *i, bool size_option,
+                                       void *options);
+
+/* Parses the creation options of command from argv[*i] with parse. With
+ * nocreate NULL (RESERVE) up to the end; otherwise (INSERT) up to ITEMS,
+ * also taking NOCREATE (*nocreate) and the size option, and then *i is at
+ * ITEMS with at least one item after it. Returns false after replying an
+ * error, an unknown option included. */
+bool ebb_redis_parse_options(RedisModuleCtx *ctx, RedisModuleString **argv,
+                             int argc, int *i, const char *command,
+                             ebb_redis_option_parser parse, void *options,
+                             bool *nocreate);
+
 /* Bytes of physical memory of this machine (SIZE_MAX when unknown). A
  * filter that needs more can never work, and creating it would have the
  * kernel kill the server while its bits are cleared: such creations are
@@ -170,6 +190,40 @@ bool ebb_redis_value_ready(RedisModuleCtx *ctx,
                            const ebb_redis_family *family,
                            const ebb_redis_value *value);
 
+/* Like ebb_redis_open, and a value still being restored by LOADCHUNK is
+ * answered as by ebb_redis_value_ready, its key closed, and false
+ * returned. *value is NULL for an empty key. */
+bool ebb_redis_open_filter(RedisModuleCtx *ctx, RedisModuleString *keyname,
+                           int mode, const ebb_redis_family *family,
+                           RedisModuleKey **key, ebb_redis_value **value);
+
+/* How a family creates a filter from the options a command parsed (the
+ * family's own options struct, behind a void pointer). */
+typedef struct ebb_redis_creator {
+    const ebb_redis_family *family;
+    /* A new filter for options, hashing with seed. */
+    ebb_status (*create)(const void *options, uint64_t seed, void **filter);
+    /* Replies why create failed; NULL: ebb_redis_reply_status. */
+    int (*reply_refused)(RedisModuleCtx *ctx, ebb_status status);
+    /* Replicates the RESERVE that recreates a key created with options. */
+    void (*replicate_reserve)(RedisModuleCtx *ctx, RedisModuleString *keyname,
+                              const void *options);
+} ebb_redis_creator;
+
+/* The tail of <FAMILY>.RESERVE once its options are parsed: a new filter
+ * under keyname, replicated verbatim, "OK"; "ERR key already exists" when
+ * the key holds one. */
+int ebb_redis_reserve(RedisModuleCtx *ctx, RedisModuleString *keyname,
+                      const ebb_redis_creator *creator, const void *options);
+
+/* Opens keyname for adding: an existing filter of the family, or a new one
+ * created with options (its RESERVE replicated) unless nocreate. Returns
+ * false after replying an error. */
+bool ebb_redis_open_for_add(RedisModuleCtx *ctx, RedisModuleString *keyname,
+                            const ebb_redis_creator *creator,
+                            const void *options, bool nocreate,
+                            RedisModuleKey **key, ebb_redis_value **value);
+
 /* A value owning filter, on Redis's heap; NULL when out of memory (the
  * filter is then left to the caller). */
 ebb_redis_value *ebb_redis_value_new(void *filter);
@@ -184,7 +238,7 @@ bool ebb_redis_store_new(RedisModuleKey *key, const ebb_redis_family *family,
 void ebb_redis_value_touch(ebb_redis_value *value);
 
 /* ------------------------------------------------------------------------ */
-/* Data-type callbacks (each family wraps them with its descriptor)         */
+/* Data-type callbacks (each family wraps them: snapshot_type.h)           */
 /* ------------------------------------------------------------------------ */
 
 void *ebb_redis_rdb_load(const ebb_redis_family *family, RedisModuleIO *io,

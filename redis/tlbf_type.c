@@ -25,9 +25,9 @@
  */
 #include <limits.h>
 #include <math.h>
-#include <string.h>
 
 #include "glue.h"
+#include "snapshot_type.h"
 
 /* Defaults of a key created by ADD, MADD, ADDAT or INSERT (docs/redis.md). */
 #define TLBF_DEFAULT_SPAN_MS 60000LL
@@ -39,49 +39,10 @@
 /* The largest millisecond time whose nanoseconds fit in int64 (year 2262). */
 #define TLBF_MAX_MS (LLONG_MAX / NS_PER_MS)
 
-static RedisModuleType *tlbf_type;
-
-/* ------------------------------------------------------------------------ */
-/* The family table of glue.c                                               */
-/* ------------------------------------------------------------------------ */
-
-static size_t tlbf_snapshot_size(const void *filter)
-{
-    return ebb_tlbf_snapshot_size(filter);
-}
-
-static ebb_status tlbf_save(const void *filter, void *buf, size_t capacity,
-                            size_t *written)
-{
-    return ebb_tlbf_save(filter, buf, capacity, written);
-}
-
-static ebb_status tlbf_load(const void *buf, size_t len, void **out)
-{
-    ebb_tlbf *filter;
-    ebb_status status = ebb_tlbf_load(buf, len, &filter);
-    if (status == EBB_OK)
-        *out = filter;
-    return status;
-}
-
-static size_t tlbf_memory(const void *filter)
-{
-    return ebb_tlbf_memory(filter);
-}
-
-static void tlbf_destroy(void *filter) { ebb_tlbf_destroy(filter); }
-
-static const ebb_redis_family TLBF = {
-    .name = "TLBF",
-    .loadchunk_command = "TLBF.LOADCHUNK",
-    .type = &tlbf_type,
-    .snapshot_size = tlbf_snapshot_size,
-    .save = tlbf_save,
-    .load = tlbf_load,
-    .memory = tlbf_memory,
-    .destroy = tlbf_destroy,
-};
+/* The family table TLBF, the data-type callbacks and the handlers of
+ * TLBF.SCANDUMP and TLBF.LOADCHUNK: persistence through the library's
+ * snapshot (snapshot_type.h). */
+EBB_REDIS_SNAPSHOT_FAMILY(tlbf, TLBF);
 
 /* ------------------------------------------------------------------------ */
 /* Creation                                                                 */
@@ -120,15 +81,14 @@ static bool parse_policy(RedisModuleCtx *ctx, const RedisModuleString *arg,
     return true;
 }
 
-/* Parses one creation option at argv[*i] (advancing *i past it). Returns
- * 1 when parsed, 0 when argv[*i] is not a creation option, -1 after
- * replying an error. */
+/* An ebb_redis_option_parser (glue.h); opaque: the tlbf_options. */
 static int tlbf_parse_option(RedisModuleCtx *ctx, RedisModuleString **argv,
                              int argc, int *i, bool span_option,
-                             tlbf_options *options)
+                             void *opaque)
 {
     static const char *const NAMES[] = {"SPAN",      "ERROR",  "RATE",
                                         "MAXMEMORY", "POLICY", "MAXNPWS"};
+    tlbf_options *options = opaque;
     int which = -1;
     for (int n = span_option ? 0 : 1; n < 6 && which < 0; n++)
         if (ebb_redis_arg_is(argv[*i], NAMES[n]))
@@ -187,9 +147,10 @@ static ebb_status initial_capacity(const tlbf_options *options,
     return EBB_OK;
 }
 
-static ebb_status tlbf_create(const tlbf_options *options, uint64_t seed,
-                              ebb_tlbf **out)
+/* opaque: the tlbf_options. */
+static ebb_status tlbf_create(const void *opaque, uint64_t seed, void **out)
 {
+    const tlbf_options *options = opaque;
     ebb_tlbf_config config;
     config.span_ns = (int64_t)options->span_ms * NS_PER_MS;
     config.fp = options->fp;
@@ -197,9 +158,12 @@ static ebb_status tlbf_create(const tlbf_options *options, uint64_t seed,
     config.max_memory = (size_t)options->max_memory;
     config.policy = options->policy;
     ebb_status status = initial_capacity(options, &config.initial_capacity);
-    if (status != EBB_OK)
-        return status;
-    return ebb_tlbf_create(&config, seed, out);
+    ebb_tlbf *filter = NULL;
+    if (status == EBB_OK)
+        status = ebb_tlbf_create(&config, seed, &filter);
+    if (status == EBB_OK)
+        *out = filter;
+    return status;
 }
 
 static int reply_create_status(RedisModuleCtx *ctx, ebb_status status)
@@ -211,11 +175,13 @@ static int reply_create_status(RedisModuleCtx *ctx, ebb_status status)
     return ebb_redis_reply_status(ctx, TLBF.name, status);
 }
 
-/* Replicates the TLBF.RESERVE that recreates a key exactly as created. */
+/* Replicates the TLBF.RESERVE that recreates a key exactly as created.
+ * opaque: the tlbf_options. */
 static void tlbf_replicate_reserve(RedisModuleCtx *ctx,
                                    RedisModuleString *keyname,
-                                   const tlbf_options *options)
+                                   const void *opaque)
 {
+    const tlbf_options *options = opaque;
     char fp[32], rate[32], npws[32];
     ebb_redis_format_double(options->fp, fp, sizeof fp);
     ebb_redis_format_double(options->rate, rate, sizeof rate);
@@ -226,39 +192,14 @@ static void tlbf_replicate_reserve(RedisModuleCtx *ctx,
                           policy_name(options->policy), "MAXNPWS", npws);
 }
 
-/* Opens keyname for adding: an existing TLBF, or a new one created with
- * options unless nocreate. Returns false after replying an error. */
-static bool tlbf_open_for_add(RedisModuleCtx *ctx, RedisModuleString *keyname,
-                              const tlbf_options *options, bool nocreate,
-                              RedisModuleKey **key, ebb_redis_value **value)
-{
-    if (!ebb_redis_open(ctx, keyname, REDISMODULE_WRITE, &TLBF, key, value))
-        return false;
-    if (*value != NULL) {
-        if (ebb_redis_value_ready(ctx, &TLBF, *value))
-            return true;
-        RedisModule_CloseKey(*key);
-        return false;
-    }
-    if (nocreate) {
-        RedisModule_CloseKey(*key);
-        RedisModule_ReplyWithError(ctx, "ERR no such key");
-        return false;
-    }
-    ebb_tlbf *filter;
-    ebb_status status =
-        tlbf_create(options, ebb_redis_key_seed(keyname), &filter);
-    if (status == EBB_OK && !ebb_redis_store_new(*key, &TLBF, filter))
-        status = EBB_ENOMEM;
-    if (status != EBB_OK) {
-        RedisModule_CloseKey(*key);
-        reply_create_status(ctx, status);
-        return false;
-    }
-    *value = RedisModule_ModuleTypeGetValue(*key);
-    tlbf_replicate_reserve(ctx, keyname, options);
-    return true;
-}
+/* Creation for RESERVE, and for ADD, MADD, ADDAT and INSERT on a missing
+ * key. */
+static const ebb_redis_creator TLBF_CREATOR = {
+    .family = &TLBF,
+    .create = tlbf_create,
+    .reply_refused = reply_create_status,
+    .replicate_reserve = tlbf_replicate_reserve,
+};
 
 /* ------------------------------------------------------------------------ */
 /* Adds                                                                     */
@@ -316,7 +257,8 @@ static int tlbf_add_command(RedisModuleCtx *ctx, RedisModuleString *keyname,
 {
     RedisModuleKey *key;
     ebb_redis_value *value;
-    if (!tlbf_open_for_add(ctx, keyname, options, nocreate, &key, &value))
+    if (!ebb_redis_open_for_add(ctx, keyname, &TLBF_CREATOR, options, nocreate,
+                                &key, &value))
         return REDISMODULE_OK;
     ebb_tlbf *filter = value->filter;
     ebb_redis_value_touch(value);
@@ -367,32 +309,11 @@ static int tlbf_reserve_command(RedisModuleCtx *ctx, RedisModuleString **argv,
     if (!ebb_redis_parse_integer(ctx, argv[2], "span", 1, TLBF_MAX_MS,
                                  &options.span_ms))
         return REDISMODULE_OK;
-    for (int i = 3; i < argc;) {
-        int parsed = tlbf_parse_option(ctx, argv, argc, &i, false, &options);
-        if (parsed < 0)
-            return REDISMODULE_OK;
-        if (parsed == 0)
-            return ebb_redis_reply_unknown_option(ctx, argv[i],
-                                                  "TLBF.RESERVE");
-    }
-    RedisModuleKey *key;
-    ebb_redis_value *value;
-    if (!ebb_redis_open(ctx, argv[1], REDISMODULE_WRITE, &TLBF, &key, &value))
+    int i = 3;
+    if (!ebb_redis_parse_options(ctx, argv, argc, &i, "TLBF.RESERVE",
+                                 tlbf_parse_option, &options, NULL))
         return REDISMODULE_OK;
-    if (value != NULL) {
-        RedisModule_CloseKey(key);
-        return RedisModule_ReplyWithError(ctx, "ERR key already exists");
-    }
-    ebb_tlbf *filter;
-    ebb_status status =
-        tlbf_create(&options, ebb_redis_key_seed(argv[1]), &filter);
-    if (status == EBB_OK && !ebb_redis_store_new(key, &TLBF, filter))
-        status = EBB_ENOMEM;
-    RedisModule_CloseKey(key);
-    if (status != EBB_OK)
-        return reply_create_status(ctx, status);
-    RedisModule_ReplicateVerbatim(ctx);
-    return RedisModule_ReplyWithSimpleString(ctx, "OK");
+    return ebb_redis_reserve(ctx, argv[1], &TLBF_CREATOR, &options);
 }
 
 /* TLBF.ADD key item [NOCREATE] */
@@ -439,22 +360,9 @@ static int tlbf_insert(RedisModuleCtx *ctx, RedisModuleString **argv,
     tlbf_options options = TLBF_DEFAULTS;
     bool nocreate = false;
     int i = 2;
-    while (i < argc && !ebb_redis_arg_is(argv[i], "ITEMS")) {
-        if (ebb_redis_arg_is(argv[i], "NOCREATE")) {
-            nocreate = true;
-            i++;
-            continue;
-        }
-        int parsed = tlbf_parse_option(ctx, argv, argc, &i, true, &options);
-        if (parsed < 0)
-            return REDISMODULE_OK;
-        if (parsed == 0)
-            return ebb_redis_reply_unknown_option(ctx, argv[i],
-                                                  "TLBF.INSERT");
-    }
-    if (i + 1 >= argc)
-        return RedisModule_ReplyWithError(
-            ctx, "ERR TLBF.INSERT needs ITEMS followed by at least one item");
+    if (!ebb_redis_parse_options(ctx, argv, argc, &i, "TLBF.INSERT",
+                                 tlbf_parse_option, &options, &nocreate))
+        return REDISMODULE_OK;
     return tlbf_add_command(ctx, argv[1], &options, nocreate, server_ms(),
                             argv + i + 1, argc - i - 1, false);
 }
@@ -466,12 +374,9 @@ static bool tlbf_open_for_query(RedisModuleCtx *ctx,
                                 RedisModuleKey **key, const ebb_tlbf **filter)
 {
     ebb_redis_value *value;
-    if (!ebb_redis_open(ctx, keyname, REDISMODULE_READ, &TLBF, key, &value))
+    if (!ebb_redis_open_filter(ctx, keyname, REDISMODULE_READ, &TLBF, key,
+                               &value))
         return false;
-    if (value != NULL && !ebb_redis_value_ready(ctx, &TLBF, value)) {
-        RedisModule_CloseKey(*key);
-        return false;
-    }
     *filter = value == NULL ? NULL : value->filter;
     return true;
 }
@@ -569,52 +474,9 @@ static int tlbf_info(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
     return REDISMODULE_OK;
 }
 
-static int tlbf_scandump(RedisModuleCtx *ctx, RedisModuleString **argv,
-                         int argc)
-{
-    return ebb_redis_scandump(&TLBF, ctx, argv, argc);
-}
-
-static int tlbf_loadchunk(RedisModuleCtx *ctx, RedisModuleString **argv,
-                          int argc)
-{
-    return ebb_redis_loadchunk(&TLBF, ctx, argv, argc);
-}
-
 /* ------------------------------------------------------------------------ */
-/* Data type                                                                */
+/* Registration                                                             */
 /* ------------------------------------------------------------------------ */
-
-static void *tlbf_rdb_load(RedisModuleIO *io, int encver)
-{
-    return ebb_redis_rdb_load(&TLBF, io, encver);
-}
-
-static void tlbf_rdb_save(RedisModuleIO *io, void *value)
-{
-    ebb_redis_rdb_save(&TLBF, io, value);
-}
-
-static void tlbf_aof_rewrite(RedisModuleIO *io, RedisModuleString *key,
-                             void *value)
-{
-    ebb_redis_aof_rewrite(&TLBF, io, key, value);
-}
-
-static size_t tlbf_mem_usage(const void *value)
-{
-    return ebb_redis_mem_usage(&TLBF, value);
-}
-
-static void tlbf_free(void *value) { ebb_redis_free(&TLBF, value); }
-
-static void *tlbf_copy(RedisModuleString *fromkey, RedisModuleString *tokey,
-                       const void *value)
-{
-    (void)fromkey;
-    (void)tokey;
-    return ebb_redis_copy(&TLBF, value);
-}
 
 static const ebb_redis_command TLBF_COMMANDS[] = {
     {"TLBF.RESERVE", tlbf_reserve_command, "write deny-oom"},
@@ -631,20 +493,9 @@ static const ebb_redis_command TLBF_COMMANDS[] = {
 
 int ebb_redis_tlbf_register(RedisModuleCtx *ctx)
 {
-    RedisModuleTypeMethods methods;
-    memset(&methods, 0, sizeof methods);
-    methods.version = REDISMODULE_TYPE_METHOD_VERSION;
-    methods.rdb_load = tlbf_rdb_load;
-    methods.rdb_save = tlbf_rdb_save;
-    methods.aof_rewrite = tlbf_aof_rewrite;
-    methods.mem_usage = tlbf_mem_usage;
-    methods.free = tlbf_free;
-    methods.copy = tlbf_copy;
     /* Type names are exactly 9 characters. */
-    tlbf_type = RedisModule_CreateDataType(ctx, "ebb-tlbf-",
-                                           EBB_REDIS_ENCODING_VERSION,
-                                           &methods);
-    if (tlbf_type == NULL)
+    if (ebb_redis_snapshot_type_create(ctx, &TLBF, "ebb-tlbf-",
+                                       &tlbf_type_methods) != REDISMODULE_OK)
         return REDISMODULE_ERR;
     return ebb_redis_create_commands(
         ctx, TLBF_COMMANDS, sizeof TLBF_COMMANDS / sizeof TLBF_COMMANDS[0]);
