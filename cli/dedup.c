@@ -35,15 +35,10 @@
 /* One write system call per MiB of output, not per line. */
 #define OUTPUT_BUFFER_BYTES ((size_t)1 << 20)
 
-/* getopt_long values of the options without a short form character. */
+/* getopt_long values of dedup's own options without a short form
+ * character. */
 enum {
-    OPTION_BLOCKED = 256,
-    OPTION_BLOCK_BITS,
-    OPTION_BLOCK_HASHES,
-    OPTION_MAX_ACCESSES,
-    OPTION_TIME_WINDOW,
-    OPTION_RATE,
-    OPTION_MAX_MEMORY,
+    OPTION_MAX_MEMORY = CLI_OPTION_FIRST_OWN,
     OPTION_POLICY,
     OPTION_TIME_FIELD,
     OPTION_TIME_FORMAT,
@@ -135,13 +130,6 @@ static void print_usage(FILE *out)
             DEDUP_DEFAULT_RATE, DEDUP_SEED);
 }
 
-static int invalid_value(const char *option, const char *text,
-                         const char *requirement)
-{
-    cli_error(DEDUP_PROGRAM, "invalid %s '%s': %s", option, text, requirement);
-    return CLI_EXIT_USAGE;
-}
-
 /* A field number: a positive integer below 2^32. */
 static int parse_field_number(const char *option, const char *text,
                               uint32_t *out)
@@ -149,81 +137,24 @@ static int parse_field_number(const char *option, const char *text,
     uint64_t value;
     if (cli_parse_positive_integer(text, &value) != CLI_NUMBER_OK ||
         value > UINT32_MAX)
-        return invalid_value(option, text,
-                             "must be a field number from 1 to 4294967295");
+        return cli_invalid_value(DEDUP_PROGRAM, option, text,
+                                 "must be a field number from 1 to "
+                                 "4294967295");
     *out = (uint32_t)value;
     return DEDUP_CONTINUE;
 }
 
-/* A positive real number. */
-static int parse_positive_real(const char *option, const char *text,
-                               double *out)
-{
-    if (!cli_parse_real(text, out) || !(*out > 0.0))
-        return invalid_value(option, text, "must be a positive number");
-    return DEDUP_CONTINUE;
-}
-
-/* The options of count windows. */
-static int apply_count_option(int option, char *value, dedup_options *opts)
+/* The options of time windows that only dedup takes. */
+static int apply_time_option(int option, const char *value,
+                             dedup_options *opts)
 {
     cli_number parsed;
     switch (option) {
-    case 'w':
-        parsed = cli_parse_positive_integer(value, &opts->window);
-        if (parsed != CLI_NUMBER_OK)
-            return invalid_value("--window", value,
-                                 cli_positive_integer_requirement(parsed));
-        opts->have_window = true;
-        opts->window_text = value;
-        return DEDUP_CONTINUE;
-    case OPTION_MAX_ACCESSES:
-        opts->have_max_accesses = true;
-        opts->max_accesses_text = value;
-        return parse_positive_real("--max-accesses", value,
-                                   &opts->max_accesses);
-    case OPTION_BLOCKED:
-        opts->blocked = opts->have_blocked = true;
-        return DEDUP_CONTINUE;
-    case OPTION_BLOCK_BITS:
-        if (!cli_parse_block_bits(value, &opts->block_bits))
-            return invalid_value("--block-bits", value,
-                                 CLI_BLOCK_BITS_REQUIREMENT);
-        opts->blocked = opts->have_block_bits = true;
-        opts->block_bits_text = value;
-        return DEDUP_CONTINUE;
-    default: /* OPTION_BLOCK_HASHES */
-        if (!cli_parse_block_hashes(value, &opts->block_hashes))
-            return invalid_value("--block-hashes", value,
-                                 CLI_BLOCK_HASHES_REQUIREMENT);
-        opts->blocked = opts->have_block_hashes = true;
-        opts->block_hashes_text = value;
-        return DEDUP_CONTINUE;
-    }
-}
-
-/* The options of time windows. */
-static int apply_time_option(int option, char *value, dedup_options *opts)
-{
-    cli_number parsed;
-    switch (option) {
-    case OPTION_TIME_WINDOW:
-        parsed = cli_parse_duration(value, &opts->span_ns);
-        if (parsed != CLI_NUMBER_OK)
-            return invalid_value("--time-window", value,
-                                 cli_duration_requirement(parsed));
-        opts->have_time_window = true;
-        opts->time_window_text = value;
-        return DEDUP_CONTINUE;
-    case OPTION_RATE:
-        opts->have_rate = true;
-        opts->rate_text = value;
-        return parse_positive_real("--rate", value, &opts->rate);
     case OPTION_MAX_MEMORY:
         parsed = cli_parse_byte_size(value, &opts->max_memory);
         if (parsed != CLI_NUMBER_OK)
-            return invalid_value("--max-memory", value,
-                                 cli_byte_size_requirement(parsed));
+            return cli_invalid_value(DEDUP_PROGRAM, "--max-memory", value,
+                                     cli_byte_size_requirement(parsed));
         opts->have_max_memory = true;
         opts->max_memory_text = value;
         return DEDUP_CONTINUE;
@@ -233,8 +164,8 @@ static int apply_time_option(int option, char *value, dedup_options *opts)
         else if (strcmp(value, "evict") == 0)
             opts->policy = EBB_TLBF_EVICT;
         else
-            return invalid_value("--policy", value,
-                                 "must be refuse or evict");
+            return cli_invalid_value(DEDUP_PROGRAM, "--policy", value,
+                                     "must be refuse or evict");
         opts->have_policy = true;
         opts->policy_text = value;
         return DEDUP_CONTINUE;
@@ -243,44 +174,24 @@ static int apply_time_option(int option, char *value, dedup_options *opts)
         return parse_field_number("--time-field", value, &opts->time_field);
     default: /* OPTION_TIME_FORMAT */
         if (!cli_parse_time_format(value, &opts->time_format))
-            return invalid_value("--time-format", value,
-                                 "must be epoch, epoch-ms or iso8601");
+            return cli_invalid_value(DEDUP_PROGRAM, "--time-format", value,
+                                     "must be epoch, epoch-ms or iso8601");
         opts->have_time_format = true;
         opts->time_format_text = value;
         return DEDUP_CONTINUE;
     }
 }
 
-/* Returns DEDUP_CONTINUE or the exit status. */
-static int apply_option(int option, char *value, dedup_options *opts)
+/* A cli_option_handler: returns DEDUP_CONTINUE or the exit status. */
+static int apply_option(int option, const char *value, void *context)
 {
+    dedup_options *opts = context;
     switch (option) {
-    case 'w':
-    case OPTION_MAX_ACCESSES:
-    case OPTION_BLOCKED:
-    case OPTION_BLOCK_BITS:
-    case OPTION_BLOCK_HASHES:
-        return apply_count_option(option, value, opts);
-    case OPTION_TIME_WINDOW:
-    case OPTION_RATE:
     case OPTION_MAX_MEMORY:
     case OPTION_POLICY:
     case OPTION_TIME_FIELD:
     case OPTION_TIME_FORMAT:
         return apply_time_option(option, value, opts);
-    case 'f':
-        if (!cli_parse_real(value, &opts->fp) || !(opts->fp > 0.0) ||
-            !(opts->fp < 1.0))
-            return invalid_value("--fp", value,
-                                 "must be a number between 0 and 1 "
-                                 "(exclusive)");
-        opts->have_fp = true;
-        opts->fp_text = value;
-        return DEDUP_CONTINUE;
-    case 'n':
-        opts->have_max_npws = true;
-        opts->max_npws_text = value;
-        return parse_positive_real("--max-npws", value, &opts->max_npws);
     case OPTION_KEY_FIELD:
         return parse_field_number("--key-field", value, &opts->key_field);
     case OPTION_SKIP_BAD:
@@ -294,13 +205,13 @@ static int apply_option(int option, char *value, dedup_options *opts)
         return DEDUP_CONTINUE;
     case 'S':
         if (value[0] == '\0')
-            return invalid_value("--state", value, "must be a file name");
+            return cli_invalid_value(DEDUP_PROGRAM, "--state", value,
+                                     "must be a file name");
         opts->state_path = value;
         return DEDUP_CONTINUE;
     default:
-        cli_error(DEDUP_PROGRAM, "internal error: option %d not handled",
-                  option);
-        return CLI_EXIT_USAGE;
+        return cli_apply_sizing_option(DEDUP_PROGRAM, option, value,
+                                       &opts->sizing);
     }
 }
 
@@ -308,17 +219,9 @@ static int apply_option(int option, char *value, dedup_options *opts)
  * state: the first one given, or NULL. */
 static const char *count_option_given(const dedup_options *opts)
 {
-    if (opts->have_window)
+    if (opts->sizing.have_window)
         return "--window";
-    if (opts->have_blocked)
-        return "--blocked";
-    if (opts->have_block_bits)
-        return "--block-bits";
-    if (opts->have_block_hashes)
-        return "--block-hashes";
-    if (opts->have_max_accesses)
-        return "--max-accesses";
-    return NULL;
+    return cli_blocked_option_given(&opts->sizing);
 }
 
 /* Combinations that are wrong whatever the state holds. Whether a
@@ -327,7 +230,7 @@ static const char *count_option_given(const dedup_options *opts)
 static int check_combinations(const dedup_options *opts)
 {
     const char *count_option = count_option_given(opts);
-    if (opts->have_time_window && count_option != NULL) {
+    if (opts->sizing.have_time_window && count_option != NULL) {
         cli_error(DEDUP_PROGRAM, "%s cannot be combined with --time-window",
                   count_option);
         return CLI_EXIT_USAGE;
@@ -348,16 +251,8 @@ static int check_combinations(const dedup_options *opts)
 static int parse_command_line(int argc, char **argv, dedup_options *opts)
 {
     static const struct option options[] = {
-        {"window", required_argument, NULL, 'w'},
-        {"fp", required_argument, NULL, 'f'},
-        {"max-npws", required_argument, NULL, 'n'},
-        {"max-accesses", required_argument, NULL, OPTION_MAX_ACCESSES},
+        CLI_SIZING_LONG_OPTIONS,
         {"invert", no_argument, NULL, 'i'},
-        {"blocked", no_argument, NULL, OPTION_BLOCKED},
-        {"block-bits", required_argument, NULL, OPTION_BLOCK_BITS},
-        {"block-hashes", required_argument, NULL, OPTION_BLOCK_HASHES},
-        {"time-window", required_argument, NULL, OPTION_TIME_WINDOW},
-        {"rate", required_argument, NULL, OPTION_RATE},
         {"max-memory", required_argument, NULL, OPTION_MAX_MEMORY},
         {"policy", required_argument, NULL, OPTION_POLICY},
         {"time-field", required_argument, NULL, OPTION_TIME_FIELD},
@@ -370,28 +265,19 @@ static int parse_command_line(int argc, char **argv, dedup_options *opts)
         {NULL, 0, NULL, 0},
     };
 
-    opts->window = DEDUP_DEFAULT_WINDOW;
-    opts->fp = DEDUP_DEFAULT_FP;
-    opts->block_bits = CLI_DEFAULT_BLOCK_BITS;
-    opts->block_hashes = 0; /* the chooser picks */
-    opts->rate = DEDUP_DEFAULT_RATE;
+    opts->sizing.window = DEDUP_DEFAULT_WINDOW;
+    opts->sizing.fp = DEDUP_DEFAULT_FP;
+    opts->sizing.block_bits = CLI_DEFAULT_BLOCK_BITS;
+    opts->sizing.block_hashes = 0; /* the chooser picks */
+    opts->sizing.rate = DEDUP_DEFAULT_RATE;
     opts->max_memory = DEDUP_DEFAULT_MAX_MEMORY;
     opts->policy = EBB_TLBF_REFUSE;
     opts->time_format = CLI_TIME_EPOCH;
 
-    opterr = 0;
-    int option;
-    while ((option = getopt_long(argc, argv, ":h", options, NULL)) != -1) {
-        if (option == 'h') {
-            print_usage(stdout);
-            return fflush(stdout) == 0 ? CLI_EXIT_OK : CLI_EXIT_IO;
-        }
-        if (option == '?' || option == ':')
-            return cli_report_getopt_error(DEDUP_PROGRAM, option, argv);
-        int status = apply_option(option, optarg, opts);
-        if (status != DEDUP_CONTINUE)
-            return status;
-    }
+    int status = cli_parse_options(DEDUP_PROGRAM, argc, argv, options,
+                                   print_usage, apply_option, opts);
+    if (status != DEDUP_CONTINUE)
+        return status;
     opts->inputs = argv + optind;
     opts->input_count = argc - optind;
     return check_combinations(opts);

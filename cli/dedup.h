@@ -13,6 +13,7 @@
 #ifndef EBB_CLI_DEDUP_H
 #define EBB_CLI_DEDUP_H
 
+#include "options.h"
 #include "timestamp.h"
 
 #include <ebb/ebb.h>
@@ -25,7 +26,7 @@
 
 /* Returned by the steps of a run to mean "no error, go on"; every other
  * value is the exit status. */
-#define DEDUP_CONTINUE (-1)
+#define DEDUP_CONTINUE CLI_CONTINUE
 
 #define DEDUP_DEFAULT_WINDOW UINT64_C(1000000)
 #define DEDUP_DEFAULT_FP 0.01
@@ -36,26 +37,13 @@
 #define DEDUP_SEED UINT64_C(0x6562626465647570)
 
 typedef struct dedup_options {
-    /* Count windows. */
-    uint64_t window;
-    bool have_window;
-    /* Blocked slices: --blocked, or implied by --block-bits/--block-hashes.
-     * block_hashes 0: the chooser picks b. */
-    bool blocked, have_blocked, have_block_bits, have_block_hashes;
-    uint32_t block_bits, block_hashes;
-    double max_accesses; /* 0: no bound */
-    bool have_max_accesses;
-
-    /* Both kinds. */
-    double fp;
-    double max_npws; /* 0: no bound */
-    bool have_fp, have_max_npws;
+    /* --window, --fp, --max-npws, --max-accesses, the blocked options,
+     * --time-window and --rate. Bounds of 0 (max_npws, max_accesses):
+     * none; block_hashes 0: the chooser picks b; rate: expected lines per
+     * second. */
+    cli_sizing_options sizing;
 
     /* Time windows. */
-    int64_t span_ns;
-    bool have_time_window;
-    double rate; /* expected lines per second */
-    bool have_rate;
     size_t max_memory;
     bool have_max_memory;
     ebb_tlbf_policy policy;
@@ -72,9 +60,7 @@ typedef struct dedup_options {
     const char *state_path; /* NULL: no state */
 
     /* The texts as typed, for messages. */
-    const char *window_text, *fp_text, *max_npws_text, *max_accesses_text;
-    const char *block_bits_text, *block_hashes_text;
-    const char *time_window_text, *rate_text, *max_memory_text, *policy_text;
+    const char *max_memory_text, *policy_text;
     const char *time_field_text, *time_format_text;
 
     char **inputs; /* the FILE operands; none means stdin */

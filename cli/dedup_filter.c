@@ -42,11 +42,11 @@ static ebb_apbf_goal count_goal(const dedup_options *opts, uint64_t window,
     bool blocked = block_bits != 0;
     ebb_apbf_goal goal;
     goal.window = window;
-    goal.fp = opts->fp;
-    goal.max_npws = opts->have_max_npws ? opts->max_npws
+    goal.fp = opts->sizing.fp;
+    goal.max_npws = opts->sizing.have_max_npws ? opts->sizing.max_npws
                     : blocked           ? CLI_BLOCKED_MAX_NPWS
                                         : 0.0;
-    goal.max_accesses = opts->have_max_accesses ? opts->max_accesses
+    goal.max_accesses = opts->sizing.have_max_accesses ? opts->sizing.max_accesses
                         : blocked               ? CLI_BLOCKED_MAX_ACCESSES
                                                 : 0.0;
     goal.block_bits = block_bits;
@@ -80,9 +80,9 @@ static void describe_goal(const ebb_apbf_goal *goal, char *out, size_t size)
 
 static int create_count_filter(const dedup_options *opts, ebb_apbf **filter)
 {
-    ebb_apbf_goal goal = count_goal(opts, opts->window,
-                                    opts->blocked ? opts->block_bits : 0,
-                                    opts->block_hashes);
+    ebb_apbf_goal goal = count_goal(opts, opts->sizing.window,
+                                    opts->sizing.blocked ? opts->sizing.block_bits : 0,
+                                    opts->sizing.block_hashes);
     ebb_apbf_params shape;
     ebb_status status = ebb_apbf_choose_goal(&goal, &shape);
     if (status == EBB_OK)
@@ -96,7 +96,7 @@ static int create_count_filter(const dedup_options *opts, ebb_apbf **filter)
         char bounds[160];
         describe_goal(&goal, bounds, sizeof bounds);
         cli_error(DEDUP_PROGRAM, "cannot build a filter for window %" PRIu64
-                  " and fp %g%s: %s", opts->window, opts->fp, bounds,
+                  " and fp %g%s: %s", opts->sizing.window, opts->sizing.fp, bounds,
                   ebb_strerror(status));
         return CLI_EXIT_USAGE;
     }
@@ -117,23 +117,23 @@ static int check_state_blocks(const dedup_options *opts, const char *path,
                               const ebb_apbf_params *loaded)
 {
     char what[48];
-    if (opts->blocked && loaded->block_bits == 0) {
-        if (opts->have_blocked)
+    if (opts->sizing.blocked && loaded->block_bits == 0) {
+        if (opts->sizing.have_blocked)
             return disagrees("--blocked", "", path, "a plain filter");
-        if (opts->have_block_bits)
-            return disagrees("--block-bits", opts->block_bits_text, path,
+        if (opts->sizing.have_block_bits)
+            return disagrees("--block-bits", opts->sizing.block_bits_text, path,
                              "a plain filter");
-        return disagrees("--block-hashes", opts->block_hashes_text, path,
+        return disagrees("--block-hashes", opts->sizing.block_hashes_text, path,
                          "a plain filter");
     }
-    if (opts->have_block_bits && opts->block_bits != loaded->block_bits) {
+    if (opts->sizing.have_block_bits && opts->sizing.block_bits != loaded->block_bits) {
         snprintf(what, sizeof what, "block bits %" PRIu32, loaded->block_bits);
-        return disagrees("--block-bits", opts->block_bits_text, path, what);
+        return disagrees("--block-bits", opts->sizing.block_bits_text, path, what);
     }
-    if (opts->have_block_hashes && opts->block_hashes != loaded->block_hashes) {
+    if (opts->sizing.have_block_hashes && opts->sizing.block_hashes != loaded->block_hashes) {
         snprintf(what, sizeof what, "block hashes %" PRIu32,
                  loaded->block_hashes);
-        return disagrees("--block-hashes", opts->block_hashes_text, path,
+        return disagrees("--block-hashes", opts->sizing.block_hashes_text, path,
                          what);
     }
     return DEDUP_CONTINUE;
@@ -148,8 +148,8 @@ static bool first_time_option(const dedup_options *opts, const char **option,
         bool given;
         const char *option, *value;
     } time_options[] = {
-        {opts->have_time_window, "--time-window", opts->time_window_text},
-        {opts->have_rate, "--rate", opts->rate_text},
+        {opts->sizing.have_time_window, "--time-window", opts->sizing.time_window_text},
+        {opts->sizing.have_rate, "--rate", opts->sizing.rate_text},
         {opts->have_max_memory, "--max-memory", opts->max_memory_text},
         {opts->have_policy, "--policy", opts->policy_text},
         {opts->time_field != 0, "--time-field", opts->time_field_text},
@@ -169,9 +169,9 @@ static bool first_time_option(const dedup_options *opts, const char **option,
 static int check_state_bounds(const dedup_options *opts, const char *path,
                               const ebb_apbf_params *loaded)
 {
-    if (!opts->have_fp && !opts->have_max_npws && !opts->have_max_accesses)
+    if (!opts->sizing.have_fp && !opts->sizing.have_max_npws && !opts->sizing.have_max_accesses)
         return DEDUP_CONTINUE;
-    uint64_t window = opts->have_window ? opts->window : loaded->window;
+    uint64_t window = opts->sizing.have_window ? opts->sizing.window : loaded->window;
     ebb_apbf_goal goal = count_goal(opts, window, loaded->block_bits,
                                     loaded->block_hashes);
     ebb_apbf_params wanted;
@@ -181,11 +181,11 @@ static int check_state_bounds(const dedup_options *opts, const char *path,
     char what[64];
     snprintf(what, sizeof what, "k=%" PRIu32 ", l=%" PRIu32, loaded->k,
              loaded->l);
-    if (opts->have_fp)
-        return disagrees("--fp", opts->fp_text, path, what);
-    if (opts->have_max_npws)
-        return disagrees("--max-npws", opts->max_npws_text, path, what);
-    return disagrees("--max-accesses", opts->max_accesses_text, path, what);
+    if (opts->sizing.have_fp)
+        return disagrees("--fp", opts->sizing.fp_text, path, what);
+    if (opts->sizing.have_max_npws)
+        return disagrees("--max-npws", opts->sizing.max_npws_text, path, what);
+    return disagrees("--max-accesses", opts->sizing.max_accesses_text, path, what);
 }
 
 static int check_count_state(const dedup_options *opts, const char *path,
@@ -203,17 +203,17 @@ static int check_count_state(const dedup_options *opts, const char *path,
         return status;
     /* The window sizes slices the same way for a given (k, l) and block
      * shape in both the chooser and ebb_apbf_params_from_kl_blocked. */
-    if (opts->have_window) {
+    if (opts->sizing.have_window) {
         ebb_apbf_params wanted;
         ebb_status result = ebb_apbf_params_from_kl_blocked(
-            loaded->k, loaded->l, opts->window, loaded->block_bits,
+            loaded->k, loaded->l, opts->sizing.window, loaded->block_bits,
             loaded->block_hashes, &wanted);
         if (result != EBB_OK || wanted.window != loaded->window ||
             wanted.slice_bits != loaded->slice_bits ||
             wanted.generation != loaded->generation) {
             char what[48];
             snprintf(what, sizeof what, "window %" PRIu64, loaded->window);
-            return disagrees("--window", opts->window_text, path, what);
+            return disagrees("--window", opts->sizing.window_text, path, what);
         }
     }
     return check_state_bounds(opts, path, loaded);
@@ -242,18 +242,18 @@ static bool initial_capacity(double rate, int64_t span_ns, uint64_t *out)
 static int create_time_filter(const dedup_options *opts, ebb_tlbf **filter)
 {
     char span[32];
-    cli_format_duration(opts->span_ns, span, sizeof span);
+    cli_format_duration(opts->sizing.span_ns, span, sizeof span);
     ebb_tlbf_config config;
-    config.span_ns = opts->span_ns;
-    config.fp = opts->fp;
-    config.max_npws = opts->max_npws;
+    config.span_ns = opts->sizing.span_ns;
+    config.fp = opts->sizing.fp;
+    config.max_npws = opts->sizing.max_npws;
     config.max_memory = opts->max_memory;
     config.policy = opts->policy;
-    if (!initial_capacity(opts->rate, opts->span_ns,
+    if (!initial_capacity(opts->sizing.rate, opts->sizing.span_ns,
                           &config.initial_capacity)) {
         cli_error(DEDUP_PROGRAM, "cannot build a filter for time window %s "
                   "at rate %g: more than 2^64 lines per window", span,
-                  opts->rate);
+                  opts->sizing.rate);
         return CLI_EXIT_USAGE;
     }
     ebb_status status = ebb_tlbf_create(&config, DEDUP_SEED, filter);
@@ -265,9 +265,9 @@ static int create_time_filter(const dedup_options *opts, ebb_tlbf **filter)
     if (status != EBB_OK) {
         cli_error(DEDUP_PROGRAM, "cannot build a filter for time window %s "
                   "at rate %g and fp %g%s%s within %zu bytes: %s", span,
-                  opts->rate, opts->fp,
-                  opts->have_max_npws ? " with max-npws " : "",
-                  opts->have_max_npws ? opts->max_npws_text : "",
+                  opts->sizing.rate, opts->sizing.fp,
+                  opts->sizing.have_max_npws ? " with max-npws " : "",
+                  opts->sizing.have_max_npws ? opts->sizing.max_npws_text : "",
                   opts->max_memory, ebb_strerror(status));
         return CLI_EXIT_USAGE;
     }
@@ -282,11 +282,11 @@ static bool first_count_option(const dedup_options *opts, const char **option,
         bool given;
         const char *option, *value;
     } count_options[] = {
-        {opts->have_window, "--window", opts->window_text},
-        {opts->have_blocked, "--blocked", ""},
-        {opts->have_block_bits, "--block-bits", opts->block_bits_text},
-        {opts->have_block_hashes, "--block-hashes", opts->block_hashes_text},
-        {opts->have_max_accesses, "--max-accesses", opts->max_accesses_text},
+        {opts->sizing.have_window, "--window", opts->sizing.window_text},
+        {opts->sizing.have_blocked, "--blocked", ""},
+        {opts->sizing.have_block_bits, "--block-bits", opts->sizing.block_bits_text},
+        {opts->sizing.have_block_hashes, "--block-hashes", opts->sizing.block_hashes_text},
+        {opts->sizing.have_max_accesses, "--max-accesses", opts->sizing.max_accesses_text},
     };
     for (size_t i = 0; i < sizeof count_options / sizeof count_options[0]; i++)
         if (count_options[i].given) {
@@ -309,24 +309,24 @@ static int check_time_state(const dedup_options *opts, const char *path,
     ebb_tlbf_stats stats;
     ebb_tlbf_get_stats(filter, &stats);
     char what[64];
-    if (opts->have_time_window && opts->span_ns != stats.span_ns) {
+    if (opts->sizing.have_time_window && opts->sizing.span_ns != stats.span_ns) {
         char span[32];
         cli_format_duration(stats.span_ns, span, sizeof span);
         snprintf(what, sizeof what, "span %s", span);
-        return disagrees("--time-window", opts->time_window_text, path, what);
+        return disagrees("--time-window", opts->sizing.time_window_text, path, what);
     }
-    if (opts->have_fp || opts->have_max_npws) {
-        ebb_tlbf_config wanted_config = {stats.span_ns, opts->fp,
-                                         opts->max_npws, 1, SIZE_MAX,
+    if (opts->sizing.have_fp || opts->sizing.have_max_npws) {
+        ebb_tlbf_config wanted_config = {stats.span_ns, opts->sizing.fp,
+                                         opts->sizing.max_npws, 1, SIZE_MAX,
                                          stats.policy};
         ebb_tlbf_plan wanted;
         ebb_status result = ebb_tlbf_plan_config(&wanted_config, &wanted);
         if (result != EBB_OK || wanted.k != stats.k || wanted.l != stats.l) {
             snprintf(what, sizeof what, "k=%" PRIu32 ", l=%" PRIu32, stats.k,
                      stats.l);
-            return opts->have_fp
-                       ? disagrees("--fp", opts->fp_text, path, what)
-                       : disagrees("--max-npws", opts->max_npws_text, path,
+            return opts->sizing.have_fp
+                       ? disagrees("--fp", opts->sizing.fp_text, path, what)
+                       : disagrees("--max-npws", opts->sizing.max_npws_text, path,
                                    what);
         }
     }
@@ -399,7 +399,7 @@ int dedup_open_filter(const dedup_options *opts, dedup_filter *filter)
         status = filter->kind == DEDUP_COUNT_WINDOW
                      ? check_count_state(opts, opts->state_path, filter->apbf)
                      : check_time_state(opts, opts->state_path, filter->tlbf);
-    } else if (opts->have_time_window) {
+    } else if (opts->sizing.have_time_window) {
         filter->kind = DEDUP_TIME_WINDOW;
         status = create_time_filter(opts, &filter->tlbf);
     } else {
@@ -487,8 +487,8 @@ static void print_count_stats(const dedup_options *opts, const ebb_apbf *apbf,
     bool blocked = stats.params.block_bits != 0;
     /* A loaded filter without --fp has no target of its own: report the
      * worst-case rate its shape guarantees. */
-    double fp = opts->have_fp || !loaded
-                    ? opts->fp
+    double fp = opts->sizing.have_fp || !loaded
+                    ? opts->sizing.fp
                 : blocked ? ebb_apbf_shape_fp(&stats.params)
                           : ebb_apbf_fp(stats.params.k, stats.params.l);
     fprintf(stderr,
@@ -515,7 +515,7 @@ static void print_time_stats(const dedup_options *opts, const dedup_filter *f,
 {
     ebb_tlbf_stats stats;
     ebb_tlbf_get_stats(f->tlbf, &stats);
-    double fp = opts->have_fp || !f->loaded ? opts->fp
+    double fp = opts->sizing.have_fp || !f->loaded ? opts->sizing.fp
                                             : ebb_apbf_fp(stats.k, stats.l);
     char span[32];
     cli_format_duration(stats.span_ns, span, sizeof span);

@@ -45,15 +45,9 @@
 /* The window an explicit (k, l) is sized for when --window is not given. */
 #define DEFAULT_KL_WINDOW UINT64_C(1000000)
 
-/* getopt_long values of the options without a short form character. */
-enum {
-    OPTION_BLOCKED = 256,
-    OPTION_BLOCK_BITS,
-    OPTION_BLOCK_HASHES,
-    OPTION_MAX_ACCESSES,
-    OPTION_TIME_WINDOW,
-    OPTION_RATE
-};
+/* getopt_long value of params' own option without a short form
+ * character. */
+enum { OPTION_FILL = CLI_OPTION_FIRST_OWN };
 
 /* Everything `ebb params` reports about one shape. */
 typedef struct params_report {
@@ -129,13 +123,6 @@ static void print_usage(FILE *out)
             EBB_APBF_MAX_L, CLI_DEFAULT_BLOCK_BITS, CLI_DEFAULT_BLOCK_HASHES);
 }
 
-static int invalid_value(const char *option, const char *text,
-                         const char *requirement)
-{
-    cli_error(PROGRAM, "invalid %s '%s': %s", option, text, requirement);
-    return CLI_EXIT_USAGE;
-}
-
 static bool parse_bounded_u32(const char *text, uint32_t max, uint32_t *out)
 {
     uint64_t value;
@@ -146,120 +133,45 @@ static bool parse_bounded_u32(const char *text, uint32_t max, uint32_t *out)
     return true;
 }
 
-/* The options new with time windows and the access bound. Returns -1 to
- * go on, otherwise the exit status. */
-static int parse_time_option(int option, const char *value,
-                             params_request *req)
+/* --k or --l: an integer from 1 to max. Returns -1 to go on, otherwise
+ * the exit status. */
+static int parse_kl(const char *option, const char *value, uint32_t max,
+                    uint32_t *out, bool *given)
 {
-    cli_number parsed;
-    switch (option) {
-    case OPTION_TIME_WINDOW:
-        parsed = cli_parse_duration(value, &req->span_ns);
-        if (parsed != CLI_NUMBER_OK)
-            return invalid_value("--time-window", value,
-                                 cli_duration_requirement(parsed));
-        req->have_time_window = true;
-        req->time_window_text = value;
-        return -1;
-    case OPTION_RATE:
-        if (!cli_parse_real(value, &req->rate) || !(req->rate > 0.0))
-            return invalid_value("--rate", value, "must be a positive number");
-        req->have_rate = true;
-        req->rate_text = value;
-        return -1;
-    default: /* OPTION_MAX_ACCESSES */
-        if (!cli_parse_real(value, &req->max_accesses) ||
-            !(req->max_accesses > 0.0))
-            return invalid_value("--max-accesses", value,
-                                 "must be a positive number");
-        req->have_max_accesses = true;
-        req->max_accesses_text = value;
-        return -1;
+    if (!parse_bounded_u32(value, max, out)) {
+        char requirement[64];
+        snprintf(requirement, sizeof requirement,
+                 "must be an integer from 1 to %" PRIu32, max);
+        return cli_invalid_value(PROGRAM, option, value, requirement);
     }
+    *given = true;
+    return -1;
 }
 
-static int parse_option(int option, const char *value, params_request *req)
+/* A cli_option_handler: returns -1 to go on, otherwise the exit status. */
+static int parse_option(int option, const char *value, void *context)
 {
-    char requirement[64];
-    cli_number parsed;
-
+    params_request *req = context;
     switch (option) {
-    case 'w':
-        parsed = cli_parse_positive_integer(value, &req->window);
-        if (parsed != CLI_NUMBER_OK)
-            return invalid_value("--window", value,
-                                 cli_positive_integer_requirement(parsed));
-        req->have_window = true;
-        req->window_text = value;
-        return -1;
-    case 'f':
-        if (!cli_parse_real(value, &req->fp) || !(req->fp > 0.0) ||
-            !(req->fp < 1.0))
-            return invalid_value("--fp", value,
-                                 "must be a number between 0 and 1 "
-                                 "(exclusive)");
-        req->have_fp = true;
-        req->fp_text = value;
-        return -1;
-    case 'n':
-        if (!cli_parse_real(value, &req->max_npws) || !(req->max_npws > 0.0))
-            return invalid_value("--max-npws", value,
-                                 "must be a positive number");
-        req->have_max_npws = true;
-        req->max_npws_text = value;
-        return -1;
     case 'k':
-        if (!parse_bounded_u32(value, EBB_APBF_MAX_K, &req->k)) {
-            snprintf(requirement, sizeof requirement,
-                     "must be an integer from 1 to %u", EBB_APBF_MAX_K);
-            return invalid_value("--k", value, requirement);
-        }
-        req->have_k = true;
-        return -1;
+        return parse_kl("--k", value, EBB_APBF_MAX_K, &req->k, &req->have_k);
     case 'l':
-        if (!parse_bounded_u32(value, EBB_APBF_MAX_L, &req->l)) {
-            snprintf(requirement, sizeof requirement,
-                     "must be an integer from 1 to %u", EBB_APBF_MAX_L);
-            return invalid_value("--l", value, requirement);
-        }
-        req->have_l = true;
-        return -1;
+        return parse_kl("--l", value, EBB_APBF_MAX_L, &req->l, &req->have_l);
     case 'j':
         req->json = true;
         return -1;
-    case 'm':
+    case OPTION_FILL:
         if (strcmp(value, "geometric") == 0)
             req->fill = EBB_FILL_GEOMETRIC;
         else if (strcmp(value, "linear") == 0)
             req->fill = EBB_FILL_LINEAR;
         else
-            return invalid_value("--fill", value,
-                                 "must be geometric or linear");
+            return cli_invalid_value(PROGRAM, "--fill", value,
+                                     "must be geometric or linear");
         req->have_fill = true;
         return -1;
-    case OPTION_BLOCKED:
-        req->blocked = req->have_blocked = true;
-        return -1;
-    case OPTION_BLOCK_BITS:
-        if (!cli_parse_block_bits(value, &req->block_bits))
-            return invalid_value("--block-bits", value,
-                                 CLI_BLOCK_BITS_REQUIREMENT);
-        req->blocked = true;
-        req->have_block_bits = true;
-        return -1;
-    case OPTION_BLOCK_HASHES:
-        if (!cli_parse_block_hashes(value, &req->block_hashes))
-            return invalid_value("--block-hashes", value,
-                                 CLI_BLOCK_HASHES_REQUIREMENT);
-        req->blocked = true;
-        req->have_block_hashes = true;
-        return -1;
-    case OPTION_MAX_ACCESSES:
-    case OPTION_TIME_WINDOW:
-    case OPTION_RATE:
-        return parse_time_option(option, value, req);
     default:
-        return CLI_EXIT_USAGE;
+        return cli_apply_sizing_option(PROGRAM, option, value, &req->sizing);
     }
 }
 
@@ -270,19 +182,15 @@ static const char *count_option_given(const params_request *req)
         bool given;
         const char *name;
     } count_options[] = {
-        {req->have_window, "--window"},
+        {req->sizing.have_window, "--window"},
         {req->have_k, "--k"},
         {req->have_l, "--l"},
         {req->have_fill, "--fill"},
-        {req->have_blocked, "--blocked"},
-        {req->have_block_bits, "--block-bits"},
-        {req->have_block_hashes, "--block-hashes"},
-        {req->have_max_accesses, "--max-accesses"},
     };
     for (size_t i = 0; i < sizeof count_options / sizeof count_options[0]; i++)
         if (count_options[i].given)
             return count_options[i].name;
-    return NULL;
+    return cli_blocked_option_given(&req->sizing);
 }
 
 /* Returns -1 to go on, otherwise the exit status. */
@@ -294,7 +202,7 @@ static int check_time_request(const params_request *req)
                   count_option);
         return CLI_EXIT_USAGE;
     }
-    if (!req->have_rate || !req->have_fp) {
+    if (!req->sizing.have_rate || !req->sizing.have_fp) {
         cli_error(PROGRAM, "give --time-window, --rate and --fp "
                            "(run 'ebb params --help')");
         return CLI_EXIT_USAGE;
@@ -305,13 +213,14 @@ static int check_time_request(const params_request *req)
 /* Returns -1 to go on, otherwise the exit status. */
 static int check_count_request(const params_request *req)
 {
-    if (req->have_rate) {
+    const cli_sizing_options *sizing = &req->sizing;
+    if (sizing->have_rate) {
         cli_error(PROGRAM, "--rate requires --time-window");
         return CLI_EXIT_USAGE;
     }
     /* Blocked slices have no fill ramp: their figures come from the block
      * model of the exact shape. */
-    if (req->blocked && req->have_fill) {
+    if (sizing->blocked && req->have_fill) {
         cli_error(PROGRAM, "--fill cannot be combined with --blocked");
         return CLI_EXIT_USAGE;
     }
@@ -321,16 +230,17 @@ static int check_count_request(const params_request *req)
             cli_error(PROGRAM, "--k and --l must be given together");
             return CLI_EXIT_USAGE;
         }
-        if (req->have_fp || req->have_max_npws || req->have_max_accesses) {
+        if (sizing->have_fp || sizing->have_max_npws ||
+            sizing->have_max_accesses) {
             cli_error(PROGRAM, "--%s cannot be combined with --k and --l",
-                      req->have_fp           ? "fp"
-                      : req->have_max_npws ? "max-npws"
-                                           : "max-accesses");
+                      sizing->have_fp         ? "fp"
+                      : sizing->have_max_npws ? "max-npws"
+                                              : "max-accesses");
             return CLI_EXIT_USAGE;
         }
         return -1;
     }
-    if (!req->have_window || !req->have_fp) {
+    if (!sizing->have_window || !sizing->have_fp) {
         cli_error(PROGRAM, "give --window and --fp, or --k and --l "
                            "(run 'ebb params --help')");
         return CLI_EXIT_USAGE;
@@ -342,41 +252,24 @@ static int check_count_request(const params_request *req)
 static int parse_command_line(int argc, char **argv, params_request *req)
 {
     static const struct option options[] = {
-        {"window", required_argument, NULL, 'w'},
-        {"fp", required_argument, NULL, 'f'},
-        {"max-npws", required_argument, NULL, 'n'},
-        {"max-accesses", required_argument, NULL, OPTION_MAX_ACCESSES},
+        CLI_SIZING_LONG_OPTIONS,
         {"k", required_argument, NULL, 'k'},
         {"l", required_argument, NULL, 'l'},
         {"json", no_argument, NULL, 'j'},
-        {"fill", required_argument, NULL, 'm'},
-        {"blocked", no_argument, NULL, OPTION_BLOCKED},
-        {"block-bits", required_argument, NULL, OPTION_BLOCK_BITS},
-        {"block-hashes", required_argument, NULL, OPTION_BLOCK_HASHES},
-        {"time-window", required_argument, NULL, OPTION_TIME_WINDOW},
-        {"rate", required_argument, NULL, OPTION_RATE},
+        {"fill", required_argument, NULL, OPTION_FILL},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
 
-    req->block_bits = CLI_DEFAULT_BLOCK_BITS;
-    opterr = 0;
-    int option;
-    while ((option = getopt_long(argc, argv, ":h", options, NULL)) != -1) {
-        if (option == 'h') {
-            print_usage(stdout);
-            return fflush(stdout) == 0 ? CLI_EXIT_OK : CLI_EXIT_IO;
-        }
-        if (option == '?' || option == ':')
-            return cli_report_getopt_error(PROGRAM, option, argv);
-        int status = parse_option(option, optarg, req);
-        if (status >= 0)
-            return status;
-    }
+    req->sizing.block_bits = CLI_DEFAULT_BLOCK_BITS;
+    int status = cli_parse_options(PROGRAM, argc, argv, options, print_usage,
+                                   parse_option, req);
+    if (status >= 0)
+        return status;
     if (optind < argc)
         return cli_report_unexpected_operand(PROGRAM, argv[optind]);
-    return req->have_time_window ? check_time_request(req)
-                                 : check_count_request(req);
+    return req->sizing.have_time_window ? check_time_request(req)
+                                        : check_count_request(req);
 }
 
 /* The blocked chooser's bounds: the options', or the defaults that keep a
@@ -385,17 +278,17 @@ static int parse_command_line(int argc, char **argv, params_request *req)
 static ebb_apbf_goal request_goal(const params_request *req)
 {
     ebb_apbf_goal goal;
-    goal.window = req->window;
-    goal.fp = req->fp;
-    goal.max_npws = req->have_max_npws ? req->max_npws
-                    : req->blocked     ? CLI_BLOCKED_MAX_NPWS
+    goal.window = req->sizing.window;
+    goal.fp = req->sizing.fp;
+    goal.max_npws = req->sizing.have_max_npws ? req->sizing.max_npws
+                    : req->sizing.blocked     ? CLI_BLOCKED_MAX_NPWS
                                        : 0.0;
-    goal.max_accesses = req->have_max_accesses ? req->max_accesses
-                        : req->blocked         ? CLI_BLOCKED_MAX_ACCESSES
+    goal.max_accesses = req->sizing.have_max_accesses ? req->sizing.max_accesses
+                        : req->sizing.blocked         ? CLI_BLOCKED_MAX_ACCESSES
                                                : 0.0;
-    goal.block_bits = req->blocked ? req->block_bits : 0;
+    goal.block_bits = req->sizing.blocked ? req->sizing.block_bits : 0;
     goal.block_hashes =
-        req->blocked && req->have_block_hashes ? req->block_hashes : 0;
+        req->sizing.blocked && req->sizing.have_block_hashes ? req->sizing.block_hashes : 0;
     return goal;
 }
 
@@ -404,12 +297,12 @@ static int choose_shape(const params_request *req, ebb_apbf_params *shape)
 {
     ebb_status status;
     if (req->have_k) {
-        uint64_t window = req->have_window ? req->window : DEFAULT_KL_WINDOW;
-        uint32_t hashes = req->have_block_hashes ? req->block_hashes
+        uint64_t window = req->sizing.have_window ? req->sizing.window : DEFAULT_KL_WINDOW;
+        uint32_t hashes = req->sizing.have_block_hashes ? req->sizing.block_hashes
                                                  : CLI_DEFAULT_BLOCK_HASHES;
         status = ebb_apbf_params_from_kl_blocked(
-            req->k, req->l, window, req->blocked ? req->block_bits : 0,
-            req->blocked ? hashes : 0, shape);
+            req->k, req->l, window, req->sizing.blocked ? req->sizing.block_bits : 0,
+            req->sizing.blocked ? hashes : 0, shape);
         if (status != EBB_OK) {
             cli_error(PROGRAM, "cannot size k=%" PRIu32 ", l=%" PRIu32
                       " for a window of %" PRIu64 ": %s",
@@ -429,8 +322,8 @@ static int choose_shape(const params_request *req, ebb_apbf_params *shape)
             snprintf(accesses, sizeof accesses, " --max-accesses %g",
                      goal.max_accesses);
         cli_error(PROGRAM, "cannot size a filter for --window %s --fp %s%s%s%s"
-                  ": %s", req->window_text, req->fp_text, npws, accesses,
-                  req->blocked ? " (blocked)" : "", ebb_strerror(status));
+                  ": %s", req->sizing.window_text, req->sizing.fp_text, npws, accesses,
+                  req->sizing.blocked ? " (blocked)" : "", ebb_strerror(status));
         return CLI_EXIT_USAGE;
     }
     return -1;
@@ -537,7 +430,7 @@ int ebb_cli_params(int argc, char **argv)
     int status = parse_command_line(argc, argv, &req);
     if (status >= 0)
         return status;
-    if (req.have_time_window)
+    if (req.sizing.have_time_window)
         return params_time_window(&req);
 
     ebb_apbf_params shape;

@@ -45,10 +45,10 @@ typedef struct time_report {
 static int sizing_error(const params_request *req, const char *reason)
 {
     cli_error(PROGRAM, "cannot size a time window for --time-window %s "
-              "--rate %s --fp %s%s%s: %s", req->time_window_text,
-              req->rate_text, req->fp_text,
-              req->have_max_npws ? " --max-npws " : "",
-              req->have_max_npws ? req->max_npws_text : "", reason);
+              "--rate %s --fp %s%s%s: %s", req->sizing.time_window_text,
+              req->sizing.rate_text, req->sizing.fp_text,
+              req->sizing.have_max_npws ? " --max-npws " : "",
+              req->sizing.have_max_npws ? req->sizing.max_npws_text : "", reason);
     return CLI_EXIT_USAGE;
 }
 
@@ -57,13 +57,13 @@ static int sizing_error(const params_request *req, const char *reason)
  * config's items per span. */
 static int build_time_report(const params_request *req, time_report *r)
 {
-    double items = ceil(req->rate * ((double)req->span_ns / 1e9));
+    double items = ceil(req->sizing.rate * ((double)req->sizing.span_ns / 1e9));
     if (!(items < 18446744073709551616.0))
         return sizing_error(req, "more than 2^64 items per window");
     ebb_tlbf_config config = {
-        .span_ns = req->span_ns,
-        .fp = req->fp,
-        .max_npws = req->have_max_npws ? req->max_npws : 0.0,
+        .span_ns = req->sizing.span_ns,
+        .fp = req->sizing.fp,
+        .max_npws = req->sizing.have_max_npws ? req->sizing.max_npws : 0.0,
         .initial_capacity = items < 1.0 ? 1 : (uint64_t)items,
         .max_memory = SIZE_MAX, /* the plan reports; nothing is allocated */
         .policy = EBB_TLBF_REFUSE,
@@ -80,7 +80,7 @@ static int build_time_report(const params_request *req, time_report *r)
     *r = (time_report){
         .k = plan.k,
         .l = plan.l,
-        .span_ns = req->span_ns,
+        .span_ns = req->sizing.span_ns,
         .generation_ns = plan.generation_ns,
         .slack_ns = plan.slack_ns,
         .items_per_generation = plan.generation_items,
