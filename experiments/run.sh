@@ -21,6 +21,9 @@
 
 set -euo pipefail
 
+# shellcheck source=experiments/lib.sh
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+
 usage() {
     echo "usage: bash experiments/run.sh <build-dir>" >&2
     exit 2
@@ -111,34 +114,15 @@ done
 
 checks=("$work_dir"/*.checks)
 summary=$work_dir/summary.md
-awk '
-    { verdict[$2 " " $1]++ }
-    $1 == "FAIL" { failures[++n] = $0 }
-    END {
-        split("paper discrepancy guarantee stat", kinds, " ")
-        names["paper"] = "agree with the paper'"'"'s printed value"
-        names["discrepancy"] = "documented discrepancies with the paper still differ"
-        names["guarantee"] = "guarantees (no false negatives, model bounds, APBBF < SWAMP)"
-        names["stat"] = "measured against predicted (\\|z\\| <= 3, reads within 5%)"
-        print "| checks | passed | failed |"
-        print "|---|---|---|"
-        for (i = 1; i <= 4; i++) {
-            k = kinds[i]
-            printf "| %s | %d | %d |\n", names[k], verdict[k " PASS"], verdict[k " FAIL"]
-        }
-        print ""
-        if (n == 0) {
-            print "Every check passed."
-        } else {
-            print "Failed checks (each line says what was compared with what):"
-            print ""
-            for (i = 1; i <= n; i++) print "- `" failures[i] "`"
-        }
-    }' "${checks[@]}" >"$summary"
-
-# A failed check of the fatal kinds fails the run even if a program forgot
-# to say so in its exit status.
-if grep -qE '^FAIL (paper|discrepancy|guarantee) ' "${checks[@]}"; then
+kinds=$work_dir/kinds.tsv
+printf '%s\t%s\n' \
+    'paper' 'agree with the paper'"'"'s printed value' \
+    'discrepancy' 'documented discrepancies with the paper still differ' \
+    'guarantee' 'guarantees (no false negatives, model bounds, APBBF < SWAMP)' \
+    'stat' 'measured against predicted (\|z\| <= 3, reads within 5%)' \
+    >"$kinds"
+write_summary "$summary" "$kinds" "${checks[@]}"
+if any_fatal_failure "${checks[@]}"; then
     fatal=1
 fi
 
@@ -146,21 +130,7 @@ fi
 # The page
 # ---------------------------------------------------------------------------
 
-# @@fragment NAME@@ lines become work/NAME.md; @@seed@@ becomes the seed.
-awk -v work="$work_dir" -v seed="$seed" '
-    /^@@fragment [a-z0-9]+@@$/ {
-        name = $2
-        sub(/@@$/, "", name)
-        file = work "/" name ".md"
-        got = (getline line < file)
-        if (got < 0) { print "run.sh: missing fragment " file > "/dev/stderr"; exit 2 }
-        while (got > 0) { print line; got = (getline line < file) }
-        close(file)
-        next
-    }
-    { gsub(/@@seed@@/, seed); print }
-' "$template" >"$page.tmp"
-mv "$page.tmp" "$page"
+fill_template "$template" "$page" "$work_dir" "$seed" "run.sh"
 
 echo
 cat "$summary"

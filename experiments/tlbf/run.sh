@@ -26,6 +26,9 @@
 
 set -euo pipefail
 
+# shellcheck source=experiments/lib.sh
+source "$(dirname "${BASH_SOURCE[0]}")/../lib.sh"
+
 usage() {
     echo "usage: bash experiments/tlbf/run.sh <build-dir>" >&2
     exit 2
@@ -135,37 +138,16 @@ scenario_plot sine scenarios \
 
 checks=("$work_dir"/*.checks)
 summary=$work_dir/summary.md
-awk '
-    { kind = $2
-      if (kind == "guarantee" && index($0, "issue bar:") > 0) kind = "bar"
-      verdict[kind " " $1]++ }
-    $1 == "FAIL" { failures[++n] = $0 }
-    END {
-        split("guarantee bar paper discrepancy stat", kinds, " ")
-        names["guarantee"] = "guarantees (no false negatives at t + T, expiry after an idle gap, reset)"
-        names["bar"] = "the issue'"'"'s bars (fp <= 1.25x target at a steady rate, burst recovery <= 2T, slices back near k + l)"
-        names["paper"] = "agree with the paper (slices back to k + l, slice 0 sized for the rate, Table 2 range at 0.1 and 0.01)"
-        names["discrepancy"] = "documented discrepancies still differ (fewer bits than Table 2 from fp 0.001 on)"
-        names["stat"] = "measured against the model (\\|z\\| <= 3) and soft expectations"
-        print "| checks | passed | failed |"
-        print "|---|---|---|"
-        for (i = 1; i <= 5; i++) {
-            k = kinds[i]
-            printf "| %s | %d | %d |\n", names[k], verdict[k " PASS"], verdict[k " FAIL"]
-        }
-        print ""
-        if (n == 0) {
-            print "Every check passed."
-        } else {
-            print "Failed checks (each line says what was compared with what):"
-            print ""
-            for (i = 1; i <= n; i++) print "- `" failures[i] "`"
-        }
-    }' "${checks[@]}" >"$summary"
-
-# A failed check of the fatal kinds fails the run even if a program forgot
-# to say so in its exit status.
-if grep -qE '^FAIL (paper|discrepancy|guarantee) ' "${checks[@]}"; then
+kinds=$work_dir/kinds.tsv
+printf '%s\t%s\n' \
+    'guarantee' 'guarantees (no false negatives at t + T, expiry after an idle gap, reset)' \
+    'bar' 'the issue'"'"'s bars (fp <= 1.25x target at a steady rate, burst recovery <= 2T, slices back near k + l)' \
+    'paper' 'agree with the paper (slices back to k + l, slice 0 sized for the rate, Table 2 range at 0.1 and 0.01)' \
+    'discrepancy' 'documented discrepancies still differ (fewer bits than Table 2 from fp 0.001 on)' \
+    'stat' 'measured against the model (\|z\| <= 3) and soft expectations' \
+    >"$kinds"
+write_summary "$summary" "$kinds" "${checks[@]}"
+if any_fatal_failure "${checks[@]}"; then
     fatal=1
 fi
 
@@ -173,21 +155,7 @@ fi
 # The page
 # ---------------------------------------------------------------------------
 
-# @@fragment NAME@@ lines become work/NAME.md; @@seed@@ becomes the seed.
-awk -v work="$work_dir" -v seed="$seed" '
-    /^@@fragment [a-z0-9_]+@@$/ {
-        name = $2
-        sub(/@@$/, "", name)
-        file = work "/" name ".md"
-        got = (getline line < file)
-        if (got < 0) { print "tlbf/run.sh: missing fragment " file > "/dev/stderr"; exit 2 }
-        while (got > 0) { print line; got = (getline line < file) }
-        close(file)
-        next
-    }
-    { gsub(/@@seed@@/, seed); print }
-' "$template" >"$page.tmp"
-mv "$page.tmp" "$page"
+fill_template "$template" "$page" "$work_dir" "$seed" "tlbf/run.sh"
 
 echo
 cat "$summary"
