@@ -26,6 +26,8 @@ static const subcommand subcommands[] = {
      "write each line unless it occurred in the last N lines or T seconds"},
     {"params", ebb_cli_params,
      "show the shape, memory and error rates of a filter"},
+    {"bench", ebb_cli_bench,
+     "measure the filters beside libbloom (--json for a JSON array)"},
 };
 
 static void print_usage(FILE *out)

@@ -7,5 +7,6 @@
 
 int ebb_cli_dedup(int argc, char **argv);  /* dedup.c  */
 int ebb_cli_params(int argc, char **argv); /* params.c */
+int ebb_cli_bench(int argc, char **argv);  /* bench.c  */
 
 #endif /* EBB_CLI_SUBCOMMANDS_H */

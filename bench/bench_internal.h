@@ -1,0 +1,254 @@
+/*
+ * bench_internal.h: the pieces of the measurement core (the .c files of
+ * bench/), not seen by the front ends.
+ *
+ *   keys.c      keys, key ranges, query sets, clock and statistics
+ *   ceiling.c   the probe of the machine's random cache-line read rate
+ *   subjects.c  the filters under test behind one small interface
+ *   measure.c   fill, timed adds, counted and timed queries, per subject
+ *   suite.c     which filters at which (window, fp), checks and targets
+ *   report.c    tables or JSON
+ *   options.c   the command line
+ */
+#ifndef EBB_BENCH_INTERNAL_H
+#define EBB_BENCH_INTERNAL_H
+
+#include "benchcore.h"
+
+#include <ebb/ebb.h>
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+/* ------------------------------------------------------------------------ */
+/* Keys, queries, clock (keys.c)                                            */
+/* ------------------------------------------------------------------------ */
+
+/* 16-byte keys; key i is a pure function of i and distinct indices below
+ * 2^63 give distinct keys. */
+typedef struct bench_key {
+    uint64_t half[2];
+} bench_key;
+
+/* Indices from here on are never inserted: the absent queries. */
+#define BENCH_ABSENT_BASE (UINT64_C(1) << 62)
+
+bench_key bench_key_at(uint64_t index);
+void bench_keys_fill(bench_key *keys, uint64_t first_index, size_t count);
+
+/* A buffer of consecutive keys, regenerated (outside every timed region)
+ * only when a caller asks for a range it does not hold. */
+typedef struct bench_key_source {
+    bench_key *keys;
+    size_t capacity;
+    uint64_t first;
+    size_t count;
+} bench_key_source;
+
+void bench_key_source_init(bench_key_source *source, size_t capacity);
+void bench_key_source_free(bench_key_source *source);
+/* Keys [first, first + count), count <= capacity. */
+const bench_key *bench_key_source_range(bench_key_source *source,
+                                        uint64_t first, size_t count);
+
+/* Half present keys spread evenly over [present_first, present_first +
+ * present_span), half absent, shuffled with a fixed seed. */
+typedef struct bench_queries {
+    bench_key *keys;
+    unsigned char *is_present; /* read only by the untimed pass */
+    size_t count;
+    size_t absent;
+} bench_queries;
+
+void bench_queries_build(bench_queries *queries, uint64_t present_first,
+                         uint64_t present_span, size_t count);
+void bench_queries_free(bench_queries *queries);
+
+uint64_t bench_now_ns(void);
+void *bench_xmalloc(size_t bytes);
+/* Median of values[0..count-1]; sorts them. */
+double bench_median(double *values, unsigned count);
+/* The fraction of all CPUs' time the system spent busy (steal included)
+ * over the next interval_ms, from /proc/stat; negative when unknown. */
+double bench_system_busy(unsigned interval_ms);
+void bench_cpu_model(char *out, size_t size);
+
+/* ------------------------------------------------------------------------ */
+/* The machine's ceiling (ceiling.c)                                        */
+/* ------------------------------------------------------------------------ */
+
+typedef struct bench_ceiling {
+    size_t bytes;           /* buffer probed                               */
+    double lines_per_s;     /* best rate of random independent line reads  */
+    char method[48];        /* the variant that reached it                 */
+} bench_ceiling;
+
+/* Random independent 64-byte line reads per second over a buffer of
+ * `bytes` allocated and touched like a filter's, best of several access
+ * patterns and `repeats` repetitions each. */
+bench_ceiling bench_probe_ceiling(size_t bytes, unsigned repeats);
+
+/* ------------------------------------------------------------------------ */
+/* Filters under test (subjects.c)                                          */
+/* ------------------------------------------------------------------------ */
+
+typedef enum bench_variant {
+    BENCH_APBF_DEFAULT = 0, /* ebb_apbf_choose: least memory              */
+    BENCH_APBF_FAST,        /* ebb_apbf_choose_goal, max_accesses bound    */
+    BENCH_APBBF_B8,         /* blocked, B = 512, b = 8                     */
+    BENCH_APBBF_AUTO,       /* blocked, B = 512, b chosen by the library   */
+    BENCH_LIBBLOOM,         /* Debian's libbloom, the classic filter       */
+    BENCH_TLBF,             /* time-limited filter, simulated time         */
+    BENCH_VARIANTS
+} bench_variant;
+
+const char *bench_variant_name(bench_variant variant);   /* "APBF default" */
+const char *bench_variant_family(bench_variant variant); /* "APBF"         */
+const char *bench_variant_slug(bench_variant variant);   /* "apbf-default" */
+
+/* Where the lines per contains come from. */
+typedef enum bench_lines_source {
+    BENCH_LINES_COUNTED = 0,  /* ebb_apbf_contains_counted over the queries */
+    BENCH_LINES_EXPECTED = 1  /* computed from the classic fill formula
+                                 (libbloom)
+                                 or the access recursion (TLBF)            */
+} bench_lines_source;
+
+typedef struct bench_subject bench_subject;
+
+/* One filter under test. The timed loops call the libraries directly; the
+ * function pointers are crossed once per chunk of keys. */
+struct bench_subject {
+    bench_variant variant;
+    uint64_t window;            /* requested w                             */
+    double fp;                  /* requested fp                            */
+    char shape[64];             /* "k=12 l=87", "k=2 l=5 B=512 b=8"       */
+    char chooser[96];           /* how the shape was obtained              */
+    uint32_t k, l, block_bits, block_hashes;
+    double fp_promise;          /* worst-case fp the check holds it to     */
+    double fp_factor;           /* slack on the promise (peers, TLBF)      */
+    uint64_t fill;              /* keys added before timing                */
+    uint64_t capacity;          /* 0, or the most keys it takes (libbloom:
+                                   w, its design load): fill and timed adds
+                                   are then cut to end exactly there       */
+    uint64_t inserted;          /* keys [0, inserted) added so far         */
+    uint64_t present_span;      /* present queries: the last present_span  */
+    void *filter;
+    /* For TLBF: simulated time, key i is added at i * 1e9 / window ns. */
+    double ns_per_key;
+    int64_t latest_ns;
+    unsigned add_errors;        /* TLBF adds refused: a failed check       */
+
+    void (*add)(bench_subject *s, const bench_key *keys, size_t n);
+    /* NULL when the library has no batch calls (libbloom). */
+    void (*add_batch)(bench_subject *s, const bench_key *keys, size_t n);
+    size_t (*contains)(const bench_subject *s, const bench_key *keys,
+                       size_t n);
+    size_t (*contains_batch)(const bench_subject *s, const bench_key *keys,
+                             size_t n);
+    /* Untimed: the answer for one key and the lines it read (NaN when the
+     * library cannot count them). */
+    bool (*probe)(const bench_subject *s, const bench_key *key,
+                  double *lines);
+    /* Lines per contains when probe cannot count: for a mix with the given
+     * share of present keys. */
+    double (*expected_contains_lines)(const bench_subject *s,
+                                      double present_share);
+    size_t (*memory)(const bench_subject *s);
+    void (*destroy)(bench_subject *s);
+};
+
+/* Creates the variant's filter for (window, fp); false (with a message on
+ * stderr) when the library refuses the shape. */
+bool bench_subject_create(bench_subject *s, bench_variant variant,
+                          uint64_t window, double fp);
+
+/* ------------------------------------------------------------------------ */
+/* Results (measure.c)                                                      */
+/* ------------------------------------------------------------------------ */
+
+typedef enum bench_op { BENCH_ADD = 0, BENCH_CONTAINS = 1 } bench_op;
+
+/* One printed result: an operation of one filter, one call at a time or
+ * batched. */
+typedef struct bench_row {
+    bench_variant variant;
+    char shape[64];
+    uint64_t window;
+    double fp;
+    bench_op op;
+    bool batch;
+    unsigned runs;
+    uint64_t ops;              /* operations per run                      */
+    double ns_per_op;          /* median                                  */
+    double mops;
+    double bits_per_item;      /* bytes held * 8 / w                      */
+    size_t memory_bytes;
+    double lines_per_op;
+    bench_lines_source lines_source;
+    double ceiling_lines_per_s;
+    double ceiling_fraction;   /* ops/s * lines/op / ceiling              */
+    double fp_promise;
+    double fp_measured;        /* the absent half of the queries          */
+} bench_row;
+
+/* What the untimed pass and the checks found for one subject. */
+typedef struct bench_verdict {
+    size_t queries;
+    size_t absent;
+    size_t false_negatives;
+    double fp_measured;
+    double fp_bound;
+    uint64_t filled;          /* keys added before timing                 */
+    double fill_ns;           /* time the fill took (batch calls if any)  */
+    unsigned failed_checks;   /* each also described on the report stream */
+} bench_verdict;
+
+typedef struct bench_plan {
+    unsigned runs;
+    uint64_t add_ops;         /* timed adds per run and call style         */
+    size_t queries;
+} bench_plan;
+
+/* Measures one created subject: writes up to 4 rows (add, add batch,
+ * contains, contains batch) and returns how many. Failed checks are
+ * described on `log`. */
+int bench_measure(bench_subject *s, const bench_plan *plan,
+                  bench_key_source *keys, bench_row *rows,
+                  bench_verdict *verdict, FILE *log);
+
+/* Fills the ceiling fields of rows[0..count-1]. */
+void bench_apply_ceiling(bench_row *rows, int count,
+                         const bench_ceiling *ceiling);
+
+/* ebb_hash alone on 16-byte keys: ns per key, median of runs. */
+double bench_hash_ns(bench_key_source *keys, size_t count, unsigned runs);
+
+/* ------------------------------------------------------------------------ */
+/* Report (report.c)                                                        */
+/* ------------------------------------------------------------------------ */
+
+typedef struct bench_report {
+    FILE *out;
+    bool json;
+    unsigned json_rows;      /* objects written so far (for the commas)    */
+} bench_report;
+
+void bench_report_begin(bench_report *r, const bench_options *options);
+void bench_report_section(bench_report *r, uint64_t window, double fp,
+                          const bench_plan *plan, double hash_ns);
+void bench_report_subject(bench_report *r, const bench_subject *s,
+                          const bench_ceiling *ceiling,
+                          const bench_row *rows, int count,
+                          const bench_verdict *verdict);
+/* Free text for the tables only (ratios, targets, notes). */
+void bench_report_text(bench_report *r, const char *format, ...)
+#if defined(__GNUC__) || defined(__clang__)
+    __attribute__((format(printf, 2, 3)))
+#endif
+    ;
+void bench_report_end(bench_report *r);
+
+#endif /* EBB_BENCH_INTERNAL_H */

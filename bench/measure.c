@@ -1,0 +1,244 @@
+/*
+ * measure.c: one filter under test, measured.
+ *
+ *   1. fill: keys [0, fill) added untimed (with the batch call when there
+ *      is one, the fastest way in), so the timed part runs in steady state:
+ *      for the APBF (k + l) generations, every slice written and aged as in
+ *      a long-running filter; libbloom up to its design load minus the
+ *      timed adds;
+ *   2. add: `runs` times, add_ops fresh keys one call at a time, then
+ *      add_ops fresh keys with the batch call; only the calls are timed;
+ *      the median per operation is reported;
+ *   3. queries: half present (spread over the last present_span keys
+ *      added), half absent (never added), shuffled; an untimed pass counts
+ *      false negatives, false positives and the lines each query read;
+ *   4. contains: `runs` timed passes over the queries, one at a time and
+ *      batched; each pass must find exactly the positives the untimed pass
+ *      found.
+ */
+#include "bench_internal.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Bounds on a measured false-positive rate: the promise (times the
+ * subject's factor) plus this many binomial standard deviations. */
+#define FP_SIGMAS 5.0
+#define MAX_RUNS 15u
+
+typedef void (*add_call)(bench_subject *s, const bench_key *keys, size_t n);
+typedef size_t (*contains_call)(const bench_subject *s, const bench_key *keys,
+                                size_t n);
+
+/* Adds the next n keys with `call`; returns the nanoseconds spent in it. */
+static double add_keys(bench_subject *s, add_call call, bench_key_source *keys,
+                       uint64_t n)
+{
+    uint64_t elapsed = 0;
+    for (uint64_t done = 0; done < n;) {
+        size_t chunk = keys->capacity;
+        if (n - done < chunk)
+            chunk = (size_t)(n - done);
+        const bench_key *batch = bench_key_source_range(keys, s->inserted, chunk);
+        uint64_t start = bench_now_ns();
+        call(s, batch, chunk);
+        elapsed += bench_now_ns() - start;
+        s->inserted += chunk;
+        done += chunk;
+    }
+    return (double)elapsed;
+}
+
+typedef struct add_timing {
+    double single_ns;
+    double batch_ns; /* NaN without a batch call */
+    uint64_t ops;
+    double fill_ns;  /* the whole untimed fill, for the log */
+} add_timing;
+
+static add_timing time_adds(bench_subject *s, const bench_plan *plan,
+                            bench_key_source *keys)
+{
+    double single[MAX_RUNS], batch[MAX_RUNS];
+    add_timing t = {NAN, NAN, plan->add_ops, 0.0};
+    if (s->capacity != 0 && t.ops * plan->runs > s->capacity)
+        t.ops = s->capacity / plan->runs;
+    if (s->capacity != 0)
+        s->fill = s->capacity - t.ops * plan->runs;
+    t.fill_ns = add_keys(s, s->add_batch ? s->add_batch : s->add, keys, s->fill);
+    if (t.ops == 0)
+        return t;
+    /* Alternating the two call styles exposes both to the same moments of
+     * a shared machine. */
+    for (unsigned run = 0; run < plan->runs; run++) {
+        single[run] = add_keys(s, s->add, keys, t.ops) / (double)t.ops;
+        if (s->add_batch != NULL)
+            batch[run] = add_keys(s, s->add_batch, keys, t.ops) / (double)t.ops;
+    }
+    t.single_ns = bench_median(single, plan->runs);
+    if (s->add_batch != NULL)
+        t.batch_ns = bench_median(batch, plan->runs);
+    return t;
+}
+
+typedef struct query_pass {
+    size_t positives;    /* hits of the untimed pass */
+    size_t false_negatives;
+    size_t false_positives;
+    double lines_sum;    /* NaN when the subject cannot count */
+} query_pass;
+
+static query_pass untimed_pass(const bench_subject *s, const bench_queries *q)
+{
+    query_pass p = {0, 0, 0, 0.0};
+    for (size_t i = 0; i < q->count; i++) {
+        double lines;
+        bool hit = s->probe(s, &q->keys[i], &lines);
+        p.lines_sum += lines;
+        p.positives += hit;
+        p.false_negatives += q->is_present[i] && !hit;
+        p.false_positives += !q->is_present[i] && hit;
+    }
+    return p;
+}
+
+/* Median ns per query over `runs` timed passes; counts the passes whose
+ * positives differ from `expected`. */
+static double time_contains(const bench_subject *s, contains_call call,
+                            const bench_queries *q, unsigned runs,
+                            size_t expected, unsigned *mismatches)
+{
+    double samples[MAX_RUNS];
+    for (unsigned run = 0; run < runs; run++) {
+        uint64_t start = bench_now_ns();
+        size_t positives = call(s, q->keys, q->count);
+        samples[run] = (double)(bench_now_ns() - start) / (double)q->count;
+        *mismatches += positives != expected;
+    }
+    return bench_median(samples, runs);
+}
+
+static unsigned check(FILE *log, const bench_subject *s, bool ok,
+                      const char *what)
+{
+    if (ok)
+        return 0;
+    fprintf(log, "  check FAILED: %s %s (w = %llu, fp = %g): %s\n",
+            bench_variant_name(s->variant), s->shape,
+            (unsigned long long)s->window, s->fp, what);
+    return 1;
+}
+
+static void fill_row(bench_row *row, const bench_subject *s, const bench_plan *plan,
+                     bench_op op, bool batch,
+                     double ns, double lines)
+{
+    memset(row, 0, sizeof *row);
+    row->variant = s->variant;
+    snprintf(row->shape, sizeof row->shape, "%s", s->shape);
+    row->window = s->window;
+    row->fp = s->fp;
+    row->op = op;
+    row->batch = batch;
+    row->runs = plan->runs;
+    row->ns_per_op = ns;
+    row->mops = 1e3 / ns;
+    row->memory_bytes = s->memory(s);
+    row->bits_per_item = (double)row->memory_bytes * 8.0 / (double)s->window;
+    row->lines_per_op = lines;
+    row->lines_source = op == BENCH_CONTAINS && s->expected_contains_lines != NULL
+                            ? BENCH_LINES_EXPECTED
+                            : BENCH_LINES_COUNTED;
+    row->fp_promise = s->fp_promise;
+}
+
+int bench_measure(bench_subject *s, const bench_plan *plan,
+                  bench_key_source *keys,
+                  bench_row *rows, bench_verdict *verdict, FILE *log)
+{
+    bench_queries q;
+    unsigned mismatches = 0;
+    int n = 0;
+    memset(verdict, 0, sizeof *verdict);
+
+    add_timing adds = time_adds(s, plan, keys);
+    if (adds.ops > 0) {
+        fill_row(&rows[n++], s, plan, BENCH_ADD, false, adds.single_ns, s->k);
+        rows[n - 1].ops = adds.ops;
+        if (s->add_batch != NULL) {
+            fill_row(&rows[n++], s, plan, BENCH_ADD, true, adds.batch_ns, s->k);
+            rows[n - 1].ops = adds.ops;
+        }
+    }
+
+    bench_queries_build(&q, s->inserted - s->present_span, s->present_span,
+                        plan->queries);
+    query_pass pass = untimed_pass(s, &q);
+    double present_share = (double)(q.count - q.absent) / (double)q.count;
+    double lines = s->expected_contains_lines != NULL
+                       ? s->expected_contains_lines(s, present_share)
+                       : pass.lines_sum / (double)q.count;
+    double single_ns = time_contains(s, s->contains, &q, plan->runs,
+                                     pass.positives, &mismatches);
+    fill_row(&rows[n++], s, plan, BENCH_CONTAINS, false, single_ns, lines);
+    rows[n - 1].ops = q.count;
+    if (s->contains_batch != NULL) {
+        double batch_ns = time_contains(s, s->contains_batch, &q, plan->runs,
+                                        pass.positives, &mismatches);
+        fill_row(&rows[n++], s, plan, BENCH_CONTAINS, true, batch_ns, lines);
+        rows[n - 1].ops = q.count;
+    }
+
+    verdict->filled = s->fill;
+    verdict->fill_ns = adds.fill_ns;
+    verdict->queries = q.count;
+    verdict->absent = q.absent;
+    verdict->false_negatives = pass.false_negatives;
+    verdict->fp_measured = (double)pass.false_positives / (double)q.absent;
+    verdict->fp_bound = s->fp_factor * s->fp_promise +
+                        FP_SIGMAS * sqrt(s->fp_promise * (1.0 - s->fp_promise) /
+                                         (double)q.absent);
+    for (int i = 0; i < n; i++)
+        if (rows[i].op == BENCH_CONTAINS)
+            rows[i].fp_measured = verdict->fp_measured;
+        else
+            rows[i].fp_measured = NAN;
+    verdict->failed_checks += check(log, s, pass.false_negatives == 0, "false negatives");
+    verdict->failed_checks += check(log, s, verdict->fp_measured <= verdict->fp_bound,
+                                    "false-positive rate above its bound");
+    verdict->failed_checks += check(log, s, mismatches == 0,
+                                    "a timed contains pass disagreed with the untimed one");
+    verdict->failed_checks += check(log, s, s->add_errors == 0, "an add failed");
+    bench_queries_free(&q);
+    return n;
+}
+
+void bench_apply_ceiling(bench_row *rows, int count, const bench_ceiling *ceiling)
+{
+    for (int i = 0; i < count; i++) {
+        rows[i].ceiling_lines_per_s = ceiling->lines_per_s;
+        rows[i].ceiling_fraction =
+            1e9 / rows[i].ns_per_op * rows[i].lines_per_op / ceiling->lines_per_s;
+    }
+}
+
+double bench_hash_ns(bench_key_source *keys, size_t count, unsigned runs)
+{
+    double samples[MAX_RUNS];
+    if (count > keys->capacity)
+        count = keys->capacity;
+    const bench_key *batch = bench_key_source_range(keys, 0, count);
+    uint64_t sink = 0;
+    for (unsigned run = 0; run < runs; run++) {
+        uint64_t start = bench_now_ns();
+        for (size_t i = 0; i < count; i++) {
+            ebb_hash128 h = ebb_hash(&batch[i], sizeof batch[i], 42);
+            sink += h.lo ^ h.hi;
+        }
+        samples[run] = (double)(bench_now_ns() - start) / (double)count;
+    }
+    if (sink == 1) /* practically never; keeps the sum observable */
+        fprintf(stderr, "bench: hash sink %llu\n", (unsigned long long)sink);
+    return bench_median(samples, runs);
+}

@@ -1,0 +1,259 @@
+/*
+ * report.c: the results as tables for people or as a JSON array for
+ * programs (--json). Both are written as the measurements finish, so a
+ * long run shows its progress and an interrupted one keeps what it had.
+ *
+ * JSON: one object per (filter, operation, call style), with the keys
+ * name, filter, variant, shape, k, l, block_bits, block_hashes, op, batch,
+ * window, fp, fp_promised, fp_measured, mops, ns_per_op, bits_per_item,
+ * memory_bytes, lines_per_op, lines_source, ceiling_lines_per_s,
+ * ceiling_fraction, runs, ops. A number that does not exist (the measured
+ * fp of an add) is null. Only the array goes to stdout; targets and notes
+ * are for the tables.
+ */
+#define _POSIX_C_SOURCE 200809L
+
+#include "bench_internal.h"
+
+#include <bloom.h>
+
+#include <math.h>
+#include <stdarg.h>
+#include <string.h>
+#include <time.h>
+
+static const char *op_name(bench_op op)
+{
+    return op == BENCH_ADD ? "add" : "contains";
+}
+
+static const char *lines_source_name(const bench_row *row)
+{
+    if (row->op == BENCH_ADD)
+        return "k";
+    return row->lines_source == BENCH_LINES_COUNTED ? "counted" : "expected";
+}
+
+/* ------------------------------------------------------------------------ */
+/* Tables                                                                   */
+/* ------------------------------------------------------------------------ */
+
+static void text_begin(FILE *out, const bench_options *options)
+{
+    char model[128];
+    char date[32];
+    time_t now = time(NULL);
+    struct tm tm_now;
+    double busy = bench_system_busy(500);
+
+    bench_cpu_model(model, sizeof model);
+    if (gmtime_r(&now, &tm_now) == NULL ||
+        strftime(date, sizeof date, "%Y-%m-%d %H:%M UTC", &tm_now) == 0)
+        snprintf(date, sizeof date, "unknown date");
+    fprintf(out, "ebb bench: libebb %s beside libbloom %s, single thread, 16-byte keys\n",
+            ebb_version_string(), bloom_version());
+    fprintf(out, "machine: %s; %s; CPUs busy in the last 0.5 s: ", model, date);
+    if (busy >= 0.0)
+        fprintf(out, "%.0f%%\n", 100.0 * busy);
+    else
+        fprintf(out, "unknown\n");
+    fprintf(out,
+            "Every filter is filled to steady state before timing (batch adds, untimed),\n"
+            "then timed: adds of fresh keys one call at a time and with the batch calls\n"
+            "(blocks of 256 keys hashed, then add_batch / contains_batch), and queries,\n"
+            "half present (the last w keys), half absent. Hashing is included in every\n"
+            "call. lines/op: add = k (slices or blocks written); contains = the mean of\n"
+            "ebb_apbf_contains_counted over the queries (* = expected: libbloom from its\n"
+            "fill formula, TLBF from the access recursion). ceil.frac = ops/s x lines/op\n"
+            "divided by the machine's random line reads/s over a buffer of the filter's\n"
+            "size (the best of several prefetching patterns).\n"
+            "At w = 1e8 the timed adds are a sample of the steady state (counts in each\n"
+            "section's header) after the fill; the default run measures there the APBF\n"
+            "default and APBBF b=8 shapes at both fps, the other shapes and libbloom at\n"
+            "fp 1%% only, and no TLBF (--full: all).\n");
+    if (options->full)
+        fprintf(out, "--full: every filter at w = 1e8 (slow).\n");
+    fflush(out);
+}
+
+static void text_section(FILE *out, uint64_t window, double fp, const bench_plan *plan,
+                         double hash_ns)
+{
+    fprintf(out,
+            "\n== w = %llu, fp = %g: %u run%s (median), %llu timed adds per run and call "
+            "style, %zu queries\n",
+            (unsigned long long)window, fp, plan->runs, plan->runs == 1 ? "" : "s",
+            (unsigned long long)plan->add_ops, plan->queries);
+    fprintf(out, "   ebb_hash alone (XXH3-128 of 16 bytes): %.2f ns/op\n", hash_ns);
+    fprintf(out, "   %-13s %-19s %-8s %-6s %8s %9s %9s %9s\n", "filter", "shape", "op",
+            "call", "Mops/s", "ns/op", "lines/op", "ceil.frac");
+    fflush(out);
+}
+
+static void text_subject(FILE *out, const bench_subject *s, const bench_ceiling *ceiling,
+                         const bench_row *rows, int count, const bench_verdict *v)
+{
+    for (int i = 0; i < count; i++) {
+        const bench_row *r = &rows[i];
+        bool expected = r->op == BENCH_CONTAINS && r->lines_source == BENCH_LINES_EXPECTED;
+        fprintf(out, "   %-13s %-19s %-8s %-6s %8.2f %9.2f %8.2f%s %9.3f\n",
+                bench_variant_name(r->variant), r->shape, op_name(r->op),
+                r->batch ? "batch" : "single", r->mops, r->ns_per_op, r->lines_per_op,
+                expected ? "*" : " ", r->ceiling_fraction);
+    }
+    double fill_s = v->fill_ns / 1e9;
+    fprintf(out,
+            "     %s: %.2f bits/item (%.2f MB); fp promised %.3g, measured %.3g "
+            "(bound %.3g, %zu absent queries)\n"
+            "     filled %llu keys in %.1f s (%.1f ns/key); ceiling %.1f M lines/s over "
+            "%.2f MB (%s)\n",
+            s->chooser, count > 0 ? rows[0].bits_per_item : 0.0,
+            count > 0 ? (double)rows[0].memory_bytes / 1e6 : 0.0, s->fp_promise,
+            v->fp_measured, v->fp_bound, v->absent, (unsigned long long)v->filled, fill_s,
+            v->filled ? v->fill_ns / (double)v->filled : 0.0, ceiling->lines_per_s / 1e6,
+            (double)ceiling->bytes / 1e6, ceiling->method);
+    fflush(out);
+}
+
+/* ------------------------------------------------------------------------ */
+/* JSON                                                                     */
+/* ------------------------------------------------------------------------ */
+
+static void json_string(FILE *out, const char *text)
+{
+    fputc('"', out);
+    for (const unsigned char *p = (const unsigned char *)text; *p != '\0'; p++) {
+        if (*p == '"' || *p == '\\')
+            fprintf(out, "\\%c", *p);
+        else if (*p < 0x20)
+            fprintf(out, "\\u%04x", *p);
+        else
+            fputc(*p, out);
+    }
+    fputc('"', out);
+}
+
+/* A finite number, or null. */
+static void json_number(FILE *out, double value)
+{
+    if (isfinite(value))
+        fprintf(out, "%.6g", value);
+    else
+        fputs("null", out);
+}
+
+static void json_key(FILE *out, const char *key)
+{
+    fputs(", ", out);
+    json_string(out, key);
+    fputs(": ", out);
+}
+
+static void json_row(bench_report *rep, const bench_subject *s, const bench_row *r)
+{
+    FILE *out = rep->out;
+    char name[128];
+    snprintf(name, sizeof name, "%s %s%s", bench_variant_name(r->variant), op_name(r->op),
+             r->batch ? " batch" : "");
+    fputs(rep->json_rows++ == 0 ? "\n  {" : ",\n  {", out);
+    json_string(out, "name");
+    fputs(": ", out);
+    json_string(out, name);
+    json_key(out, "filter");
+    json_string(out, bench_variant_family(r->variant));
+    json_key(out, "variant");
+    json_string(out, bench_variant_slug(r->variant));
+    json_key(out, "shape");
+    json_string(out, r->shape);
+    json_key(out, "k");
+    fprintf(out, "%u", s->k);
+    json_key(out, "l");
+    fprintf(out, "%u", s->l);
+    json_key(out, "block_bits");
+    fprintf(out, "%u", s->block_bits);
+    json_key(out, "block_hashes");
+    fprintf(out, "%u", s->block_hashes);
+    json_key(out, "op");
+    json_string(out, op_name(r->op));
+    json_key(out, "batch");
+    fputs(r->batch ? "true" : "false", out);
+    json_key(out, "window");
+    fprintf(out, "%llu", (unsigned long long)r->window);
+    json_key(out, "fp");
+    json_number(out, r->fp);
+    json_key(out, "fp_promised");
+    json_number(out, r->fp_promise);
+    json_key(out, "fp_measured");
+    json_number(out, r->fp_measured);
+    json_key(out, "mops");
+    json_number(out, r->mops);
+    json_key(out, "ns_per_op");
+    json_number(out, r->ns_per_op);
+    json_key(out, "bits_per_item");
+    json_number(out, r->bits_per_item);
+    json_key(out, "memory_bytes");
+    fprintf(out, "%zu", r->memory_bytes);
+    json_key(out, "lines_per_op");
+    json_number(out, r->lines_per_op);
+    json_key(out, "lines_source");
+    json_string(out, lines_source_name(r));
+    json_key(out, "ceiling_lines_per_s");
+    json_number(out, r->ceiling_lines_per_s);
+    json_key(out, "ceiling_fraction");
+    json_number(out, r->ceiling_fraction);
+    json_key(out, "runs");
+    fprintf(out, "%u", r->runs);
+    json_key(out, "ops");
+    fprintf(out, "%llu", (unsigned long long)r->ops);
+    fputc('}', out);
+}
+
+/* ------------------------------------------------------------------------ */
+/* Dispatch                                                                 */
+/* ------------------------------------------------------------------------ */
+
+void bench_report_begin(bench_report *r, const bench_options *options)
+{
+    if (r->json)
+        fputc('[', r->out);
+    else
+        text_begin(r->out, options);
+}
+
+void bench_report_section(bench_report *r, uint64_t window, double fp,
+                          const bench_plan *plan, double hash_ns)
+{
+    if (!r->json)
+        text_section(r->out, window, fp, plan, hash_ns);
+}
+
+void bench_report_subject(bench_report *r, const bench_subject *s,
+                          const bench_ceiling *ceiling, const bench_row *rows, int count,
+                          const bench_verdict *verdict)
+{
+    if (!r->json) {
+        text_subject(r->out, s, ceiling, rows, count, verdict);
+        return;
+    }
+    for (int i = 0; i < count; i++)
+        json_row(r, s, &rows[i]);
+    fflush(r->out);
+}
+
+void bench_report_text(bench_report *r, const char *format, ...)
+{
+    va_list args;
+    if (r->json)
+        return;
+    va_start(args, format);
+    vfprintf(r->out, format, args);
+    va_end(args);
+    fflush(r->out);
+}
+
+void bench_report_end(bench_report *r)
+{
+    if (r->json)
+        fputs(r->json_rows ? "\n]\n" : "]\n", r->out);
+    fflush(r->out);
+}
