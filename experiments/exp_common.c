@@ -436,3 +436,39 @@ void exp_tracker_verify(const exp_tracker *t, const ebb_apbf *filter)
                 t->generations, stats.generations, t->in_generation,
                 stats.in_generation);
 }
+
+double exp_worst_rate(const exp_worst *w)
+{
+    return (double)w->hits / (double)w->probes;
+}
+
+double exp_worst_window_reads(const exp_worst *w)
+{
+    return (double)w->window_reads / (double)w->window_items;
+}
+
+double exp_worst_fp_reads(const exp_worst *w)
+{
+    return w->hits ? (double)w->fp_reads / (double)w->hits : NAN;
+}
+
+double exp_worst_false_reads(const exp_worst *w)
+{
+    return (double)w->false_reads / (double)(w->probes - w->hits);
+}
+
+uint64_t exp_probes_for(double fp, double target_hits, double least,
+                        double most)
+{
+    double wanted = ceil(target_hits / fp);
+    if (wanted < least)
+        wanted = least;
+    if (wanted > most)
+        wanted = most;
+    return (uint64_t)wanted;
+}
+
+bool exp_reads_close(double measured, double predicted)
+{
+    return exp_relative_error(measured, predicted) <= 0.05;
+}

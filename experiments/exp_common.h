@@ -182,6 +182,22 @@ void exp_measure_worst(const ebb_apbf_params *params, unsigned filters,
                        uint64_t probes, uint64_t seed, uint32_t experiment,
                        uint32_t row, exp_worst *out);
 
+/* What the measurements mean: the false-positive rate and the mean reads
+ * of window items, of false positives (NaN without any) and of queries
+ * answering false. */
+double exp_worst_rate(const exp_worst *w);
+double exp_worst_window_reads(const exp_worst *w);
+double exp_worst_fp_reads(const exp_worst *w);
+double exp_worst_false_reads(const exp_worst *w);
+
+/* Probes for about target_hits false positives at rate fp, within
+ * [least, most]. */
+uint64_t exp_probes_for(double fp, double target_hits, double least,
+                        double most);
+
+/* A measured mean of reads within 5% of the prediction (the bar). */
+bool exp_reads_close(double measured, double predicted);
+
 /* ------------------------------------------------------------------------ */
 /* Generation tracker: the exact model of a filter under any key stream     */
 /* ------------------------------------------------------------------------ */

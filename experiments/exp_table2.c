@@ -123,32 +123,7 @@ static void analytic(const struct paper_row *p, row_result *r)
 
 static uint64_t probes_for(double fp)
 {
-    double wanted = ceil(TARGET_FALSE_POSITIVES / fp);
-    if (wanted < MIN_PROBES)
-        wanted = MIN_PROBES;
-    if (wanted > MAX_PROBES)
-        wanted = MAX_PROBES;
-    return (uint64_t)wanted;
-}
-
-static double mean_window_reads(const exp_worst *w)
-{
-    return (double)w->window_reads / (double)w->window_items;
-}
-
-static double mean_fp_reads(const exp_worst *w)
-{
-    return w->hits ? (double)w->fp_reads / (double)w->hits : NAN;
-}
-
-static double mean_false_reads(const exp_worst *w)
-{
-    return (double)w->false_reads / (double)(w->probes - w->hits);
-}
-
-static double measured_rate(const exp_worst *w)
-{
-    return (double)w->hits / (double)w->probes;
+    return exp_probes_for(fp, TARGET_FALSE_POSITIVES, MIN_PROBES, MAX_PROBES);
 }
 
 static void check_paper(exp_context *ctx, const struct paper_row *p,
@@ -198,17 +173,13 @@ static void check_paper(exp_context *ctx, const struct paper_row *p,
                   p->npws);
 }
 
-static bool reads_close(double measured, double predicted)
-{
-    return exp_relative_error(measured, predicted) <= 0.05;
-}
 
 static bool all_reads_close(const row_result *r)
 {
     const exp_worst *w = &r->measured;
-    return reads_close(mean_window_reads(w), r->reads_shape.window_item) &&
-           reads_close(mean_fp_reads(w), r->reads_shape.false_positive) &&
-           reads_close(mean_false_reads(w), r->reads_shape.false_query);
+    return exp_reads_close(exp_worst_window_reads(w), r->reads_shape.window_item) &&
+           exp_reads_close(exp_worst_fp_reads(w), r->reads_shape.false_positive) &&
+           exp_reads_close(exp_worst_false_reads(w), r->reads_shape.false_query);
 }
 
 static void check_measured(exp_context *ctx, const struct paper_row *p,
@@ -223,13 +194,13 @@ static void check_measured(exp_context *ctx, const struct paper_row *p,
     exp_check(ctx, EXP_CHECK_STAT, fabs(z) <= 3.0,
               "(%u,%u) measured fp %.4g vs exact shape %.4g, z = %.2f "
               "(%" PRIu64 " false positives)",
-              p->k, p->l, measured_rate(w), r->fp_shape, z, w->hits);
+              p->k, p->l, exp_worst_rate(w), r->fp_shape, z, w->hits);
     exp_check(ctx, EXP_CHECK_STAT, all_reads_close(r),
               "(%u,%u) reads window %.3f/%.3f fp %.3f/%.3f false %.3f/%.3f "
               "(measured/predicted)",
-              p->k, p->l, mean_window_reads(w), r->reads_shape.window_item,
-              mean_fp_reads(w), r->reads_shape.false_positive,
-              mean_false_reads(w), r->reads_shape.false_query);
+              p->k, p->l, exp_worst_window_reads(w), r->reads_shape.window_item,
+              exp_worst_fp_reads(w), r->reads_shape.false_positive,
+              exp_worst_false_reads(w), r->reads_shape.false_query);
 }
 
 /* ------------------------------------------------------------------------ */
@@ -260,15 +231,15 @@ static void write_csv_row(FILE *csv, const struct paper_row *p,
             "%.6f,%" PRIu64 ",%" PRIu64 ",%.2f,%.6f\n",
             p->aimed, p->k, p->l, r->shape.slice_bits, r->shape.generation,
             r->shape.window, FILTERS, w->probes, w->hits, p->fp, r->fp_linear,
-            r->fp_geometric, r->fp_shape, measured_rate(w),
+            r->fp_geometric, r->fp_shape, exp_worst_rate(w),
             exp_binomial_sd(w->probes, r->fp_shape),
             exp_binomial_z(w->hits, w->probes, r->fp_shape), p->eff,
             r->eff_table1_k, r->eff_same_fp, r->eff_decade, p->window,
             r->reads_linear.window_item, r->reads_shape.window_item,
-            mean_window_reads(w), p->fp_reads, r->reads_linear.false_positive,
-            r->reads_shape.false_positive, mean_fp_reads(w), p->false_reads,
+            exp_worst_window_reads(w), p->fp_reads, r->reads_linear.false_positive,
+            r->reads_shape.false_positive, exp_worst_fp_reads(w), p->false_reads,
             r->reads_linear.false_query, r->reads_shape.false_query,
-            mean_false_reads(w), w->window_items, w->window_missed, p->npws,
+            exp_worst_false_reads(w), w->window_items, w->window_missed, p->npws,
             r->npws);
 }
 
@@ -289,7 +260,7 @@ static void md_fp_row(FILE *md, const struct paper_row *p,
             p->aimed, p->k, p->l, p->fp, r->fp_linear,
             linear_ok ? "yes" : (fp_misprinted(p) ? "no (misprint)" : "**no**"),
             r->fp_geometric, 100.0 * (r->fp_geometric / r->fp_linear - 1.0),
-            r->fp_shape, measured_rate(w),
+            r->fp_shape, exp_worst_rate(w),
             exp_binomial_sd(w->probes, r->fp_shape), w->hits, z,
             mark(fabs(z) <= 3.0));
 }
@@ -317,10 +288,10 @@ static void md_reads_row(FILE *md, const struct paper_row *p,
             "| %u | %u | %.2f / %.3f / %.3f / %.3f | %.2f / %.3f / %.3f / %.3f "
             "| %.2f / %.3f / %.3f / %.3f | %s |\n",
             p->k, p->l, p->window, r->reads_linear.window_item,
-            r->reads_shape.window_item, mean_window_reads(w), p->fp_reads,
+            r->reads_shape.window_item, exp_worst_window_reads(w), p->fp_reads,
             r->reads_linear.false_positive, r->reads_shape.false_positive,
-            mean_fp_reads(w), p->false_reads, r->reads_linear.false_query,
-            r->reads_shape.false_query, mean_false_reads(w),
+            exp_worst_fp_reads(w), p->false_reads, r->reads_linear.false_query,
+            r->reads_shape.false_query, exp_worst_false_reads(w),
             mark(all_reads_close(r)));
 }
 

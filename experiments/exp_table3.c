@@ -161,45 +161,16 @@ static void analytic(const struct paper_row *p, row_result *r)
 
 static uint64_t probes_for(double fp)
 {
-    double wanted = ceil(TARGET_FALSE_POSITIVES / fp);
-    if (wanted < MIN_PROBES)
-        wanted = MIN_PROBES;
-    if (wanted > MAX_PROBES)
-        wanted = MAX_PROBES;
-    return (uint64_t)wanted;
+    return exp_probes_for(fp, TARGET_FALSE_POSITIVES, MIN_PROBES, MAX_PROBES);
 }
 
-static double mean_window_reads(const exp_worst *w)
-{
-    return (double)w->window_reads / (double)w->window_items;
-}
-
-static double mean_fp_reads(const exp_worst *w)
-{
-    return w->hits ? (double)w->fp_reads / (double)w->hits : NAN;
-}
-
-static double mean_false_reads(const exp_worst *w)
-{
-    return (double)w->false_reads / (double)(w->probes - w->hits);
-}
-
-static double measured_rate(const exp_worst *w)
-{
-    return (double)w->hits / (double)w->probes;
-}
-
-static bool reads_close(double measured, double predicted)
-{
-    return exp_relative_error(measured, predicted) <= 0.05;
-}
 
 static bool all_reads_close(const row_result *r)
 {
     const exp_worst *w = &r->measured;
-    return reads_close(mean_window_reads(w), r->reads_shape.window_item) &&
-           reads_close(mean_fp_reads(w), r->reads_shape.false_positive) &&
-           reads_close(mean_false_reads(w), r->reads_shape.false_query);
+    return exp_reads_close(exp_worst_window_reads(w), r->reads_shape.window_item) &&
+           exp_reads_close(exp_worst_fp_reads(w), r->reads_shape.false_positive) &&
+           exp_reads_close(exp_worst_false_reads(w), r->reads_shape.false_query);
 }
 
 #define ROW_FMT "(%u,%u,%u,%u)"
@@ -239,13 +210,13 @@ static void check_row(exp_context *ctx, const struct paper_row *p,
     exp_check(ctx, EXP_CHECK_STAT, fabs(z) <= 3.0,
               ROW_FMT " measured fp %.4g vs exact shape %.4g, z = %.2f "
               "(%" PRIu64 " false positives)",
-              ROW_ARGS(p), measured_rate(w), r->fp_shape, z, w->hits);
+              ROW_ARGS(p), exp_worst_rate(w), r->fp_shape, z, w->hits);
     exp_check(ctx, EXP_CHECK_STAT, all_reads_close(r),
               ROW_FMT " reads window %.3f/%.3f fp %.3f/%.3f false %.3f/%.3f "
               "(measured/predicted)",
-              ROW_ARGS(p), mean_window_reads(w), r->reads_shape.window_item,
-              mean_fp_reads(w), r->reads_shape.false_positive,
-              mean_false_reads(w), r->reads_shape.false_query);
+              ROW_ARGS(p), exp_worst_window_reads(w), r->reads_shape.window_item,
+              exp_worst_fp_reads(w), r->reads_shape.false_positive,
+              exp_worst_false_reads(w), r->reads_shape.false_query);
 }
 
 static void write_csv_header(FILE *csv)
@@ -274,16 +245,16 @@ static void write_csv_row(FILE *csv, const struct paper_row *p,
             ROW_ARGS(p), r->shape.slice_bits,
             r->shape.slice_bits / r->shape.block_bits, r->shape.generation,
             r->shape.window, FILTERS, w->probes, w->hits, p->apbbf_fp,
-            r->fp_design, r->fp_shape, measured_rate(w),
+            r->fp_design, r->fp_shape, exp_worst_rate(w),
             exp_binomial_sd(w->probes, r->fp_shape),
             exp_binomial_z(w->hits, w->probes, r->fp_shape), p->apbf_fp,
             r->fp_apbf_linear, r->fp_apbf_geometric, p->capacity, r->capacity,
             p->window,
             r->reads_design.window_item, r->reads_shape.window_item,
-            mean_window_reads(w), p->fp_reads, r->reads_design.false_positive,
-            r->reads_shape.false_positive, mean_fp_reads(w), p->false_reads,
+            exp_worst_window_reads(w), p->fp_reads, r->reads_design.false_positive,
+            r->reads_shape.false_positive, exp_worst_fp_reads(w), p->false_reads,
             r->reads_design.false_query, r->reads_shape.false_query,
-            mean_false_reads(w), w->window_items, w->window_missed, p->npws,
+            exp_worst_false_reads(w), w->window_items, w->window_missed, p->npws,
             r->npws_design, r->npws_shape);
 }
 
@@ -303,7 +274,7 @@ static void md_fp_row(FILE *md, const struct paper_row *p,
             ROW_ARGS(p), r->shape.slice_bits / r->shape.block_bits,
             r->shape.generation, p->apbbf_fp, r->fp_design,
             mark(exp_agrees(r->fp_design, p->apbbf_fp, 7)), r->fp_shape,
-            measured_rate(w), exp_binomial_sd(w->probes, r->fp_shape),
+            exp_worst_rate(w), exp_binomial_sd(w->probes, r->fp_shape),
             w->hits, z, mark(fabs(z) <= 3.0));
 }
 
@@ -328,10 +299,10 @@ static void md_reads_row(FILE *md, const struct paper_row *p,
             "| %u | %u | %u | %u | %.2f / %.3f / %.3f / %.3f | "
             "%.2f / %.3f / %.3f / %.3f | %.2f / %.3f / %.3f / %.3f | %s |\n",
             ROW_ARGS(p), p->window, r->reads_design.window_item,
-            r->reads_shape.window_item, mean_window_reads(w), p->fp_reads,
+            r->reads_shape.window_item, exp_worst_window_reads(w), p->fp_reads,
             r->reads_design.false_positive, r->reads_shape.false_positive,
-            mean_fp_reads(w), p->false_reads, r->reads_design.false_query,
-            r->reads_shape.false_query, mean_false_reads(w),
+            exp_worst_fp_reads(w), p->false_reads, r->reads_design.false_query,
+            r->reads_shape.false_query, exp_worst_false_reads(w),
             mark(all_reads_close(r)));
 }
 
