@@ -1,10 +1,12 @@
 /*
  * apbf_type.c: the APBF data type ("ebb-apbf-") and its commands.
  *
- *   APBF.RESERVE   key window [ERROR fp] [MAXNPWS f] [BLOCKED]
+ *   APBF.RESERVE   key window [ERROR fp] [MAXNPWS f] [MAXACCESSES a]
+ *                  [BLOCKED]
  *   APBF.ADD       key item [NOCREATE]             -> 1 new / 0 seen
  *   APBF.MADD      key item [item ...]             -> array of 1/0
  *   APBF.INSERT    key [NOCREATE] [WINDOW w] [ERROR fp] [MAXNPWS f]
+ *                  [MAXACCESSES a]
  *                  [BLOCKED] ITEMS item [item ...] -> array of 1/0
  *   APBF.EXISTS    key item                        -> 1 / 0
  *   APBF.MEXISTS   key item [item ...]             -> array of 1/0
@@ -25,6 +27,12 @@
 /* Defaults of a key created by ADD, MADD or INSERT (docs/redis.md). */
 #define APBF_DEFAULT_WINDOW 1000000LL
 #define APBF_DEFAULT_FP 0.01
+/* Every ADD answers "was it new" with a query, so the query's walk is most
+ * of an ADD's cost: by default the shape is the least memory whose query
+ * answering false reads at most 4 slices (or blocks) on average, not the
+ * least memory outright (whose walk at 1% is ~16 slices). MAXACCESSES
+ * changes it; docs/redis.md. */
+#define APBF_DEFAULT_MAX_ACCESSES 4.0
 /* BLOCKED: cache-line blocks with 4 bits set per block (for a window of a
  * million at 1%, k = 3 lines per add and less memory than plain slices). */
 #define APBF_BLOCK_BITS EBB_APBF_BLOCK_LINE
@@ -44,12 +52,14 @@ EBB_REDIS_SNAPSHOT_FAMILY(apbf, APBF);
 typedef struct apbf_options {
     long long window;
     double fp;
-    double max_npws; /* 0: no bound */
+    double max_npws;     /* 0: no bound */
+    double max_accesses; /* expected reads of a false query */
     bool blocked;
 } apbf_options;
 
-static const apbf_options APBF_DEFAULTS = {APBF_DEFAULT_WINDOW,
-                                           APBF_DEFAULT_FP, 0.0, false};
+static const apbf_options APBF_DEFAULTS = {
+    APBF_DEFAULT_WINDOW, APBF_DEFAULT_FP, 0.0, APBF_DEFAULT_MAX_ACCESSES,
+    false};
 
 /* An ebb_redis_option_parser (glue.h); opaque: the apbf_options. */
 static int apbf_parse_option(RedisModuleCtx *ctx, RedisModuleString **argv,
@@ -66,7 +76,8 @@ static int apbf_parse_option(RedisModuleCtx *ctx, RedisModuleString **argv,
     bool is_window = window_option && ebb_redis_arg_is(name, "WINDOW");
     bool is_error = ebb_redis_arg_is(name, "ERROR");
     bool is_npws = ebb_redis_arg_is(name, "MAXNPWS");
-    if (!is_window && !is_error && !is_npws)
+    bool is_accesses = ebb_redis_arg_is(name, "MAXACCESSES");
+    if (!is_window && !is_error && !is_npws && !is_accesses)
         return 0;
     if (*i + 1 >= argc) {
         RedisModule_WrongArity(ctx);
@@ -78,8 +89,11 @@ static int apbf_parse_option(RedisModuleCtx *ctx, RedisModuleString **argv,
                                                   LLONG_MAX, &options->window)
               : is_error
                   ? ebb_redis_parse_rate(ctx, arg, "error rate", &options->fp)
-                  : ebb_redis_parse_positive(ctx, arg, "MAXNPWS", true,
-                                             &options->max_npws);
+              : is_npws ? ebb_redis_parse_positive(ctx, arg, "MAXNPWS", true,
+                                                   &options->max_npws)
+                        : ebb_redis_parse_positive(ctx, arg, "MAXACCESSES",
+                                                   true,
+                                                   &options->max_accesses);
     return ok ? 1 : -1;
 }
 
@@ -90,12 +104,13 @@ static ebb_status apbf_create(const void *opaque, uint64_t seed, void **out)
     const apbf_options *options = opaque;
     ebb_apbf_params params;
     uint64_t window = (uint64_t)options->window;
-    ebb_status status =
-        options->blocked
-            ? ebb_apbf_choose_blocked(window, options->fp, options->max_npws,
-                                      APBF_BLOCK_BITS, APBF_BLOCK_HASHES,
-                                      &params)
-            : ebb_apbf_choose(window, options->fp, options->max_npws, &params);
+    ebb_apbf_goal goal = {window,
+                          options->fp,
+                          options->max_npws,
+                          options->max_accesses,
+                          options->blocked ? APBF_BLOCK_BITS : 0,
+                          options->blocked ? APBF_BLOCK_HASHES : 0};
+    ebb_status status = ebb_apbf_choose_goal(&goal, &params);
     size_t bytes = 0;
     if (status == EBB_OK)
         status = ebb_apbf_params_memory(&params, &bytes);
@@ -116,16 +131,18 @@ static void apbf_replicate_reserve(RedisModuleCtx *ctx,
                                    const void *opaque)
 {
     const apbf_options *options = opaque;
-    char fp[32], npws[32];
+    char fp[32], npws[32], accesses[32];
     ebb_redis_format_double(options->fp, fp, sizeof fp);
     ebb_redis_format_double(options->max_npws, npws, sizeof npws);
+    ebb_redis_format_double(options->max_accesses, accesses, sizeof accesses);
     if (options->blocked)
-        RedisModule_Replicate(ctx, "APBF.RESERVE", "slccccc", keyname,
+        RedisModule_Replicate(ctx, "APBF.RESERVE", "slccccccc", keyname,
                               options->window, "ERROR", fp, "MAXNPWS", npws,
-                              "BLOCKED");
+                              "MAXACCESSES", accesses, "BLOCKED");
     else
-        RedisModule_Replicate(ctx, "APBF.RESERVE", "slcccc", keyname,
-                              options->window, "ERROR", fp, "MAXNPWS", npws);
+        RedisModule_Replicate(ctx, "APBF.RESERVE", "slcccccc", keyname,
+                              options->window, "ERROR", fp, "MAXNPWS", npws,
+                              "MAXACCESSES", accesses);
 }
 
 /* Creation for RESERVE, and for ADD, MADD and INSERT on a missing key. */

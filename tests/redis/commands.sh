@@ -125,6 +125,17 @@ expect_error "INSERT with no item after ITEMS" '^ERR APBF.INSERT needs ITEMS' \
 expect_error "INSERT unknown option" "^ERR unknown option 'CAPACITY' for APBF.INSERT" \
     APBF.INSERT ins CAPACITY 10 ITEMS a
 expect_error "INSERT bad ERROR" '^ERR error rate' APBF.INSERT new2 ERROR 2 ITEMS a
+expect_error "RESERVE MAXACCESSES negative" '^ERR MAXACCESSES' \
+    APBF.RESERVE bad-accesses 1000 MAXACCESSES -1
+expect_error "RESERVE MAXACCESSES unreachable" '^ERR APBF: no filter meets' \
+    APBF.RESERVE bad-accesses 1000000 MAXACCESSES 0.5
+expect_reply "RESERVE MAXACCESSES 2.5" OK APBF.RESERVE few-reads 1000000 MAXACCESSES 2.5
+expect_reply "RESERVE MAXACCESSES 0: no bound, least memory" OK \
+    APBF.RESERVE least-memory 1000000 MAXACCESSES 0
+least_l=$(info_field main APBF.INFO least-memory l)
+bounded_l=$(info_field main APBF.INFO few-reads l)
+check "the unbounded shape has the longer walk (l $least_l > $bounded_l)" \
+    [ "$least_l" -gt "$bounded_l" ]
 
 info=$(r APBF.INFO a | paste -sd ' ')
 for field in window k l slice_bits generation fp npws blocked block_bits \
