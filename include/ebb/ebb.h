@@ -13,8 +13,10 @@
  * - Functions that can fail return an ebb_status; EBB_OK is zero. Output
  *   parameters are written only on success.
  * - The library never prints, never exits, never reads a clock inside a query
- *   and never allocates in add or contains. Memory comes only from the
- *   allocator installed with ebb_set_allocator (libc by default).
+ *   and never allocates in a query. An APBF never allocates after creation;
+ *   a time-limited filter allocates a slice at most once per generation (its
+ *   add says so). Memory comes only from the allocator installed with
+ *   ebb_set_allocator (libc by default).
  * - A filter handle is not internally locked: concurrent readers are safe,
  *   a writer needs exclusive access.
  */
