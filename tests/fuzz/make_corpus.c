@@ -100,6 +100,23 @@ static bool write_bytes(const char *path, const void *bytes, size_t size)
     return fclose(file) == 0 && written;
 }
 
+/* Writes the snapshot in bytes (NULL when it could not be made) as DIR/NAME
+ * and frees it. */
+static bool write_snapshot(const char *dir, const char *name,
+                           unsigned char *bytes, size_t size)
+{
+    char path[4096];
+    bool ok = bytes != NULL &&
+              snprintf(path, sizeof path, "%s/%s", dir, name) <
+                  (int)sizeof path &&
+              write_bytes(path, bytes, size);
+    if (!ok) {
+        fprintf(stderr, "make_corpus: cannot write %s into %s\n", name, dir);
+    }
+    free(bytes);
+    return ok;
+}
+
 static bool write_seed(const char *dir, const corpus_seed *seed)
 {
     ebb_apbf *filter = NULL;
@@ -109,19 +126,12 @@ static bool write_seed(const char *dir, const corpus_seed *seed)
     }
     size_t size = ebb_apbf_snapshot_size(filter);
     unsigned char *bytes = malloc(size);
-    char path[4096];
-    bool ok = bytes != NULL &&
-              ebb_apbf_save(filter, bytes, size, NULL) == EBB_OK &&
-              snprintf(path, sizeof path, "%s/%s", dir, seed->name) <
-                  (int)sizeof path &&
-              write_bytes(path, bytes, size);
-    if (!ok) {
-        fprintf(stderr, "make_corpus: cannot write %s into %s\n", seed->name,
-                dir);
+    if (bytes != NULL && ebb_apbf_save(filter, bytes, size, NULL) != EBB_OK) {
+        free(bytes);
+        bytes = NULL;
     }
-    free(bytes);
     ebb_apbf_destroy(filter);
-    return ok;
+    return write_snapshot(dir, seed->name, bytes, size);
 }
 
 /* A time-limited filter seed: span 1 s at fp 0.1 ((k, l) = (6, 13)) sized
@@ -179,19 +189,12 @@ static bool write_tlbf_seed(const char *dir, const tlbf_seed *seed)
     }
     size_t size = ebb_tlbf_snapshot_size(filter);
     unsigned char *bytes = malloc(size);
-    char path[4096];
-    bool ok = bytes != NULL &&
-              ebb_tlbf_save(filter, bytes, size, NULL) == EBB_OK &&
-              snprintf(path, sizeof path, "%s/%s", dir, seed->name) <
-                  (int)sizeof path &&
-              write_bytes(path, bytes, size);
-    if (!ok) {
-        fprintf(stderr, "make_corpus: cannot write %s into %s\n", seed->name,
-                dir);
+    if (bytes != NULL && ebb_tlbf_save(filter, bytes, size, NULL) != EBB_OK) {
+        free(bytes);
+        bytes = NULL;
     }
-    free(bytes);
     ebb_tlbf_destroy(filter);
-    return ok;
+    return write_snapshot(dir, seed->name, bytes, size);
 }
 
 int main(int argc, char **argv)
