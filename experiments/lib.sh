@@ -72,3 +72,46 @@ fill_template() {
     ' "$template" >"$page.tmp"
     mv "$page.tmp" "$page"
 }
+
+# check_tools WHO SEED: the seed is a decimal integer and gnuplot is there;
+# exits 2 otherwise.
+check_tools() {
+    local who=$1 seed=$2
+    [[ $seed =~ ^[0-9]+$ ]] || {
+        echo "$who: EBB_EXPERIMENT_SEED must be a decimal integer" >&2
+        exit 2
+    }
+    command -v gnuplot >/dev/null || {
+        echo "$who: gnuplot not found (Debian: apt-get install gnuplot-nox)" >&2
+        exit 2
+    }
+}
+
+# check_built WHO BUILD PREFIX NAME...: every $bin_dir/PREFIXNAME exists;
+# exits 2 otherwise.
+check_built() {
+    local who=$1 build=$2 prefix=$3 name
+    shift 3
+    for name in "$@"; do
+        [[ -x $bin_dir/$prefix$name ]] || {
+            echo "$who: $bin_dir/$prefix$name is missing: build first (cmake --build $build)" >&2
+            exit 2
+        }
+    done
+}
+
+# run_lane PREFIX NAME...: runs $bin_dir/PREFIXNAME one after the other
+# with ($out_dir, $work_dir, $seed); each exit status goes to
+# $work_dir/NAME.status (0 fine, 1 a fatal check failed, 2 an error).
+run_lane() {
+    local prefix=$1 name status
+    shift
+    for name in "$@"; do
+        local t0=$SECONDS
+        status=0
+        "$bin_dir/$prefix$name" "$out_dir" "$work_dir" "$seed" \
+            >"$work_dir/$name.log" 2>&1 || status=$?
+        echo "$status" >"$work_dir/$name.status"
+        echo "  $prefix$name: exit $status, $((SECONDS - t0)) s"
+    done
+}

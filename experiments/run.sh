@@ -42,44 +42,21 @@ template=$root/experiments/apbf.md.in
 plots=$root/experiments/plots
 seed=${EBB_EXPERIMENT_SEED:-1}
 
-[[ $seed =~ ^[0-9]+$ ]] || { echo "run.sh: EBB_EXPERIMENT_SEED must be a decimal integer" >&2; exit 2; }
-command -v gnuplot >/dev/null || {
-    echo "run.sh: gnuplot not found (Debian: apt-get install gnuplot-nox)" >&2
-    exit 2
-}
+check_tools "run.sh" "$seed"
 
 # Two lanes of about the same length, one per core.
 lane_a=(table3 table1)
 lane_b=(table2 fig6 duplicates)
-for name in "${lane_a[@]}" "${lane_b[@]}"; do
-    [[ -x $bin_dir/exp_$name ]] || {
-        echo "run.sh: $bin_dir/exp_$name is missing: build first (cmake --build $1)" >&2
-        exit 2
-    }
-done
+check_built "run.sh" "$1" exp_ "${lane_a[@]}" "${lane_b[@]}"
 
 rm -rf "$work_dir"
 mkdir -p "$work_dir" "$out_dir"
 started=$SECONDS
 
-# Runs experiments one after the other; an experiment's status goes to
-# work/<name>.status (0 fine, 1 a fatal check failed, 2 an error).
-run_lane() {
-    local name status
-    for name in "$@"; do
-        local t0=$SECONDS
-        status=0
-        "$bin_dir/exp_$name" "$out_dir" "$work_dir" "$seed" \
-            >"$work_dir/$name.log" 2>&1 || status=$?
-        echo "$status" >"$work_dir/$name.status"
-        echo "  exp_$name: exit $status, $((SECONDS - t0)) s"
-    done
-}
-
 echo "experiments: seed $seed, outputs in ${out_dir#"$root"/}"
-run_lane "${lane_a[@]}" &
+run_lane exp_ "${lane_a[@]}" &
 pid_a=$!
-run_lane "${lane_b[@]}" &
+run_lane exp_ "${lane_b[@]}" &
 pid_b=$!
 wait "$pid_a"
 wait "$pid_b"

@@ -48,47 +48,21 @@ template=$here/tlbf.md.in
 plots=$here/plots
 seed=${EBB_EXPERIMENT_SEED:-1}
 
-[[ $seed =~ ^[0-9]+$ ]] || {
-    echo "tlbf/run.sh: EBB_EXPERIMENT_SEED must be a decimal integer" >&2
-    exit 2
-}
-command -v gnuplot >/dev/null || {
-    echo "tlbf/run.sh: gnuplot not found (Debian: apt-get install gnuplot-nox)" >&2
-    exit 2
-}
+check_tools "tlbf/run.sh" "$seed"
 
 # Two lanes of about the same length (some 20 s each), one per core.
 lane_a=(bits burst)
 lane_b=(scenarios rates dimensioning)
-for name in "${lane_a[@]}" "${lane_b[@]}"; do
-    [[ -x $bin_dir/exp_tlbf_$name ]] || {
-        echo "tlbf/run.sh: $bin_dir/exp_tlbf_$name is missing: build first (cmake --build $1)" >&2
-        exit 2
-    }
-done
+check_built "tlbf/run.sh" "$1" exp_tlbf_ "${lane_a[@]}" "${lane_b[@]}"
 
 rm -rf "$work_dir"
 mkdir -p "$work_dir" "$out_dir"
 started=$SECONDS
 
-# Runs experiments one after the other; an experiment's exit status goes to
-# work/<name>.status (0 fine, 1 a fatal check failed, 2 an error).
-run_lane() {
-    local name status
-    for name in "$@"; do
-        local t0=$SECONDS
-        status=0
-        "$bin_dir/exp_tlbf_$name" "$out_dir" "$work_dir" "$seed" \
-            >"$work_dir/$name.log" 2>&1 || status=$?
-        echo "$status" >"$work_dir/$name.status"
-        echo "  exp_tlbf_$name: exit $status, $((SECONDS - t0)) s"
-    done
-}
-
 echo "tlbf experiments: seed $seed, outputs in ${out_dir#"$root"/}"
-run_lane "${lane_a[@]}" &
+run_lane exp_tlbf_ "${lane_a[@]}" &
 pid_a=$!
-run_lane "${lane_b[@]}" &
+run_lane exp_tlbf_ "${lane_b[@]}" &
 pid_b=$!
 wait "$pid_a"
 wait "$pid_b"
