@@ -243,7 +243,7 @@ static int create_time_filter(const dedup_options *opts, ebb_tlbf **filter)
 {
     char span[32];
     cli_format_duration(opts->sizing.span_ns, span, sizeof span);
-    ebb_tlbf_config config;
+    ebb_tlbf_config config = {0}; /* fields added later stay 0 (defaults) */
     config.span_ns = opts->sizing.span_ns;
     config.fp = opts->sizing.fp;
     config.max_npws = opts->sizing.max_npws;
@@ -316,9 +316,14 @@ static int check_time_state(const dedup_options *opts, const char *path,
         return disagrees("--time-window", opts->sizing.time_window_text, path, what);
     }
     if (opts->sizing.have_fp || opts->sizing.have_max_npws) {
-        ebb_tlbf_config wanted_config = {stats.span_ns, opts->sizing.fp,
-                                         opts->sizing.max_npws, 1, SIZE_MAX,
-                                         stats.policy};
+        ebb_tlbf_config wanted_config = {
+            .span_ns = stats.span_ns,
+            .fp = opts->sizing.fp,
+            .max_npws = opts->sizing.max_npws,
+            .initial_capacity = 1,
+            .max_memory = SIZE_MAX,
+            .policy = stats.policy,
+        };
         ebb_tlbf_plan wanted;
         ebb_status result = ebb_tlbf_plan_config(&wanted_config, &wanted);
         if (result != EBB_OK || wanted.k != stats.k || wanted.l != stats.l) {

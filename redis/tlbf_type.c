@@ -151,7 +151,7 @@ static ebb_status initial_capacity(const tlbf_options *options,
 static ebb_status tlbf_create(const void *opaque, uint64_t seed, void **out)
 {
     const tlbf_options *options = opaque;
-    ebb_tlbf_config config;
+    ebb_tlbf_config config = {0}; /* fields added later stay 0 (defaults) */
     config.span_ns = (int64_t)options->span_ms * NS_PER_MS;
     config.fp = options->fp;
     config.max_npws = options->max_npws;

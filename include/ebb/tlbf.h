@@ -56,6 +56,9 @@ typedef enum ebb_tlbf_policy {
     EBB_TLBF_EVICT = 1
 } ebb_tlbf_policy;
 
+/* Zero the whole struct before filling it (`ebb_tlbf_config c = {0};` or a
+ * designated initializer): fields added in later versions take their
+ * defaults at 0. */
 typedef struct ebb_tlbf_config {
     int64_t span_ns;           /* T, > 0                                    */
     double fp;                 /* target false-positive rate, in (0, 1)    */
@@ -65,10 +68,15 @@ typedef struct ebb_tlbf_config {
                                   follow the observed rate                   */
     size_t max_memory;         /* bytes the filter may hold, required       */
     ebb_tlbf_policy policy;
+    /* An explicit shape: both 0 (the default) lets the APBF chooser pick the
+     * least-memory (k, l) for fp and max_npws; both set (1 <= k <=
+     * EBB_APBF_MAX_K, 1 <= l <= EBB_APBF_MAX_L) uses them as given, and fp
+     * and max_npws are then not read. One set without the other: EINVAL. */
+    uint32_t k, l;
 } ebb_tlbf_config;
 
-/* Creates a filter; (k, l) come from the APBF chooser for fp (and
- * max_npws), keys are hashed with seed. Errors: EBB_EINVAL (a field out of
+/* Creates a filter; (k, l) come from the config or from the APBF chooser
+ * for fp (and max_npws), keys are hashed with seed. Errors: EBB_EINVAL (a field out of
  * range, unknown policy), EBB_ELIMIT (max_memory cannot hold the k first
  * slices sized for initial_capacity), EBB_EOVERFLOW, EBB_ENOMEM. */
 ebb_status ebb_tlbf_create(const ebb_tlbf_config *config, uint64_t seed,
@@ -77,7 +85,7 @@ ebb_status ebb_tlbf_create(const ebb_tlbf_config *config, uint64_t seed,
 /* What ebb_tlbf_create would build for a config, and the steady state at
  * the rate it implies (initial_capacity per span), without allocating. */
 typedef struct ebb_tlbf_plan {
-    uint32_t k, l;              /* from the APBF chooser for fp (and NPWS)  */
+    uint32_t k, l;              /* as given, or from the APBF chooser       */
     int64_t generation_ns;      /* T / l: a generation's target duration    */
     int64_t slack_ns;           /* k T / l: the fading zone after T         */
     uint64_t generation_items;  /* ceil(initial_capacity / l)               */

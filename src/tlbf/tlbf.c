@@ -197,10 +197,17 @@ uint64_t ebb_tlbf_schedule(const ebb_tlbf *f)
     return next == 0 || next == UINT64_MAX ? 1 : next;
 }
 
+static bool explicit_shape(const ebb_tlbf_config *c)
+{
+    return c->k != 0 || c->l != 0;
+}
+
 static bool config_valid(const ebb_tlbf_config *c)
 {
-    return c->span_ns > 0 && c->fp > 0.0 && c->fp < 1.0 &&
-           !isnan(c->max_npws) && c->initial_capacity >= 1 &&
+    bool shape_ok = explicit_shape(c)
+                        ? ebb_age_kl_valid(c->k, c->l)
+                        : c->fp > 0.0 && c->fp < 1.0 && !isnan(c->max_npws);
+    return shape_ok && c->span_ns > 0 && c->initial_capacity >= 1 &&
            c->max_memory > 0 &&
            (c->policy == EBB_TLBF_REFUSE || c->policy == EBB_TLBF_EVICT);
 }
@@ -246,11 +253,13 @@ ebb_status ebb_tlbf_plan_config(const ebb_tlbf_config *config,
 {
     if (config == NULL || out == NULL || !config_valid(config))
         return EBB_EINVAL;
-    ebb_apbf_params shape;
-    ebb_status st = ebb_apbf_choose(CHOOSER_WINDOW, config->fp,
-                                    config->max_npws, &shape);
-    if (st != EBB_OK)
-        return st;
+    ebb_apbf_params shape = {.k = config->k, .l = config->l};
+    if (!explicit_shape(config)) {
+        ebb_status st = ebb_apbf_choose(CHOOSER_WINDOW, config->fp,
+                                        config->max_npws, &shape);
+        if (st != EBB_OK)
+            return st;
+    }
     uint32_t k = shape.k, l = shape.l;
     uint64_t g = config->initial_capacity / l +
                  (config->initial_capacity % l != 0);

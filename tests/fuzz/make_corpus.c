@@ -157,8 +157,13 @@ static const tlbf_seed tlbf_seeds[] = {
 
 static bool build_tlbf(const tlbf_seed *seed, ebb_tlbf **out)
 {
-    ebb_tlbf_config config = {1000000000, 0.1, 0, seed->capacity,
-                              seed->max_memory, seed->policy};
+    ebb_tlbf_config config = {
+        .span_ns = 1000000000,
+        .fp = 0.1,
+        .initial_capacity = seed->capacity,
+        .max_memory = seed->max_memory,
+        .policy = seed->policy,
+    };
     if (ebb_tlbf_create(&config, 11, out) != EBB_OK) {
         return false;
     }

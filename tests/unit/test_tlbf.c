@@ -169,6 +169,14 @@ static void invalid_configs_create_nothing(void **state) {
     expect_create_fails(&c, EBB_EINVAL, "policy 7");
     c = good, c.policy = (ebb_tlbf_policy)2;
     expect_create_fails(&c, EBB_EINVAL, "policy 2");
+    c = good, c.k = 5;
+    expect_create_fails(&c, EBB_EINVAL, "k without l");
+    c = good, c.l = 5;
+    expect_create_fails(&c, EBB_EINVAL, "l without k");
+    c = good, c.k = EBB_APBF_MAX_K + 1, c.l = 5;
+    expect_create_fails(&c, EBB_EINVAL, "k above EBB_APBF_MAX_K");
+    c = good, c.k = 5, c.l = EBB_APBF_MAX_L + 1;
+    expect_create_fails(&c, EBB_EINVAL, "l above EBB_APBF_MAX_L");
     c = good, c.max_memory = 1;
     expect_create_fails(&c, EBB_ELIMIT, "max_memory 1");
     c = good, c.max_memory = 4096;
@@ -283,6 +291,25 @@ static void new_filter_reports_its_config(void **state) {
     assert_false(ebb_tlbf_contains(f, key.bytes, sizeof key.bytes, INT64_MAX));
     ebb_tlbf_destroy(f);
     ebb_tlbf_destroy(NULL);
+}
+
+/* An explicit (k, l) is used as given, whatever fp and max_npws say. */
+static void explicit_shape_is_used_as_given(void **state) {
+    ebb_tlbf_config c = config_of(0.001, SPAN, 3000, 1u << 22,
+                                  EBB_TLBF_REFUSE);
+    ebb_tlbf_plan plan;
+    (void)state;
+    c.k = 17, c.l = 13, c.fp = 0.0, c.max_npws = NAN;
+    assert_int_equal(ebb_tlbf_plan_config(&c, &plan), EBB_OK);
+    assert_int_equal(plan.k, 17);
+    assert_int_equal(plan.l, 13);
+    assert_true(plan.fp == ebb_apbf_fp(17, 13));
+    ebb_tlbf *f = create_or_fail(&c, 3);
+    ebb_tlbf_stats s = stats_of(f);
+    assert_int_equal(s.k, 17);
+    assert_int_equal(s.l, 13);
+    assert_int_equal(s.slices, 17);
+    ebb_tlbf_destroy(f);
 }
 
 static void hashes_are_the_seeded_hash(void **state) {
@@ -1426,6 +1453,7 @@ int main(void) {
         TEST(smallest_max_memory_is_exact),
         TEST(create_survives_every_allocation_failure),
         TEST(new_filter_reports_its_config),
+        TEST(explicit_shape_is_used_as_given),
         TEST(hashes_are_the_seeded_hash),
         TEST(present_until_exactly_t_plus_span),
         TEST(idle_gap_of_t_keeps_and_of_t_plus_one_empties),
