@@ -123,6 +123,7 @@ ebb_status ebb_apbf_create(const ebb_apbf_params *params, uint64_t seed,
         .block = block,
         .block_bytes = ebb_mem_lines_footprint(bit_bytes),
     };
+    f->path = ebb_apbf_path_for(f);
     *out = f;
     return EBB_OK;
 }
@@ -147,6 +148,7 @@ void ebb_apbf_clear(ebb_apbf *f)
 void ebb_apbf_set_index_scheme(ebb_apbf *filter, ebb_index_scheme scheme)
 {
     filter->scheme = scheme;
+    filter->path = ebb_apbf_path_for(filter);
 }
 
 /* ------------------------------------------------------------------------ */
@@ -162,45 +164,83 @@ void ebb_apbf_shift(ebb_apbf *f)
     f->in_generation = 0;
 }
 
-/* The production case, plain slices with the mixed derivation, gets its
- * own loops: the scheme and block-mode branches of the general slice
- * functions cost a third of an add (bench/, docs/bench.md). */
-static inline bool plain_slice_test(const void *filter, ebb_hash128 h,
-                                    uint32_t i)
+ebb_apbf_path ebb_apbf_path_for(const ebb_apbf *f)
 {
-    const ebb_apbf *f = filter;
-    uint32_t pos = ebb_apbf_position(f, i);
-    return ebb_slice_test(ebb_apbf_slice(f, pos), h, pos, f->slice_bits);
+    if (f->scheme != EBB_INDEX_MIXED)
+        return EBB_APBF_PATH_GENERIC;
+    if (f->block_bits == 0)
+        return EBB_APBF_PATH_PLAIN;
+    if (f->block_bits == 512u && f->block_hashes == 8u)
+        return EBB_APBF_PATH_LINE8;
+    return EBB_APBF_PATH_GENERIC;
 }
 
-static bool plain_fast_path(const ebb_apbf *f)
+/* Each operation is written once as a static inline function of a constant
+ * path and instantiated per path: the kind-of-filter branches of a general
+ * slice function cost a third of a plain add (docs/bench.md). */
+static inline void add_on(ebb_apbf *f, ebb_hash128 h, ebb_apbf_path path)
 {
-    return f->block_bits == 0 && f->scheme == EBB_INDEX_MIXED;
+    for (uint32_t i = 0; i < f->k; i++) {
+        ebb_age_probe probe;
+        ebb_apbf_locate(f, h, ebb_apbf_position(f, i), path, &probe);
+        ebb_apbf_probe_set(f, &probe, path);
+    }
 }
 
 void ebb_apbf_add_hash(ebb_apbf *f, ebb_hash128 h)
 {
     if (f->in_generation == f->generation)
         ebb_apbf_shift(f);
-    if (plain_fast_path(f)) {
-        for (uint32_t i = 0; i < f->k; i++) {
-            uint32_t pos = ebb_apbf_position(f, i);
-            ebb_slice_set(ebb_apbf_slice(f, pos), h, pos, f->slice_bits);
-        }
-    } else {
-        for (uint32_t i = 0; i < f->k; i++)
-            ebb_apbf_slice_set(f, h, ebb_apbf_position(f, i));
+    switch (f->path) {
+    case EBB_APBF_PATH_PLAIN:
+        add_on(f, h, EBB_APBF_PATH_PLAIN);
+        break;
+    case EBB_APBF_PATH_LINE8:
+        add_on(f, h, EBB_APBF_PATH_LINE8);
+        break;
+    default:
+        add_on(f, h, EBB_APBF_PATH_GENERIC);
+        break;
     }
     f->in_generation++;
     f->insertions = ebb_saturating_add(f->insertions, 1);
 }
 
+/* Logical slice i's test, for the walk. */
+static inline bool matches_on(const ebb_apbf *f, ebb_hash128 h, uint32_t i,
+                              ebb_apbf_path path)
+{
+    ebb_age_probe probe;
+    ebb_apbf_locate(f, h, ebb_apbf_position(f, i), path, &probe);
+    return ebb_apbf_probe_match(f, &probe, path);
+}
+
+static inline bool plain_matches(const void *f, ebb_hash128 h, uint32_t i)
+{
+    return matches_on(f, h, i, EBB_APBF_PATH_PLAIN);
+}
+
+static inline bool line8_matches(const void *f, ebb_hash128 h, uint32_t i)
+{
+    return matches_on(f, h, i, EBB_APBF_PATH_LINE8);
+}
+
+static inline bool generic_matches(const void *f, ebb_hash128 h, uint32_t i)
+{
+    return matches_on(f, h, i, EBB_APBF_PATH_GENERIC);
+}
+
 bool ebb_apbf_contains_counted(const ebb_apbf *f, ebb_hash128 h,
                                uint32_t *accesses)
 {
-    if (plain_fast_path(f))
-        return ebb_age_query(f->k, f->l, plain_slice_test, f, h, accesses);
-    return ebb_age_query(f->k, f->l, ebb_apbf_slice_test, f, h, accesses);
+    switch (f->path) {
+    case EBB_APBF_PATH_PLAIN:
+        return ebb_age_query(f->k, f->l, plain_matches, f, h, accesses);
+    case EBB_APBF_PATH_LINE8:
+        return ebb_age_query(f->k, f->l, line8_matches, f, h, accesses);
+    default:
+        return ebb_age_query(f->k, f->l, generic_matches, f, h, accesses);
+    }
 }
 
 bool ebb_apbf_contains_hash(const ebb_apbf *f, ebb_hash128 h)

@@ -4,10 +4,20 @@
 #ifndef EBB_APBF_INTERNAL_H
 #define EBB_APBF_INTERNAL_H
 
+#include "core/agebatch.h"
 #include "core/agequery.h"
 #include "core/hash.h"
 #include "core/slice.h"
 #include "ebb/apbf.h"
+
+/* How a filter's slices are read and written, fixed when it is created (and
+ * by the index-scheme test hook), so that each operation's loops are
+ * compiled for one case. */
+typedef enum ebb_apbf_path {
+    EBB_APBF_PATH_PLAIN = 0,  /* plain slices, mixed derivation             */
+    EBB_APBF_PATH_LINE8 = 1,  /* B = 512, b = 8, mixed: a bit per word      */
+    EBB_APBF_PATH_GENERIC = 2 /* every other (B, b), and the test schemes  */
+} ebb_apbf_path;
 
 struct ebb_apbf {
     uint32_t k;              /* slices written per insertion               */
@@ -22,6 +32,7 @@ struct ebb_apbf {
     uint64_t in_generation;  /* adds into the current generation, 0..g     */
     uint64_t seed;
     ebb_index_scheme scheme;
+    ebb_apbf_path path;
     /* Blocked slices (0 when plain): B bits per block, b bits set per key in
      * b parts of B / b bits; a part index takes field_bits = log2(B / b). */
     uint32_t block_bits;
@@ -63,6 +74,9 @@ bool ebb_apbf_block_valid(uint32_t block_bits, uint32_t block_hashes);
 /* Ages every slice by one: the oldest is cleared and becomes s_0. */
 void ebb_apbf_shift(ebb_apbf *filter);
 
+/* The path for a filter's (B, b) and index scheme. */
+ebb_apbf_path ebb_apbf_path_for(const ebb_apbf *filter);
+
 /* Test hook: chooses the index derivation (EBB_INDEX_MIXED by default).
  * Changing it on a filter that holds items loses them. */
 void ebb_apbf_set_index_scheme(ebb_apbf *filter, ebb_index_scheme scheme);
@@ -77,34 +91,6 @@ static inline uint32_t ebb_apbf_position(const ebb_apbf *f, uint32_t i)
 static inline uint64_t *ebb_apbf_slice(const ebb_apbf *f, uint32_t pos)
 {
     return f->bits + (size_t)pos * f->slice_words;
-}
-
-/* The block a key selects in the blocked slice at buffer position pos, and
- * the derived value the bits inside it come from. */
-static inline uint64_t *ebb_apbf_block_of(const ebb_apbf *f, ebb_hash128 h,
-                                          uint32_t pos, uint64_t *derived)
-{
-    uint64_t x = ebb_derive(h, pos, f->scheme);
-    *derived = x;
-    return ebb_apbf_slice(f, pos) + ebb_reduce(x, f->slice_blocks) *
-                                        f->block_words;
-}
-
-/* The bit of a plain slice: the hash function is the buffer position's. */
-static inline uint64_t ebb_apbf_plain_bit(const ebb_apbf *f, ebb_hash128 h,
-                                          uint32_t pos)
-{
-    return ebb_slice_bit(h, pos, f->slice_bits, f->scheme);
-}
-
-/* The cache line an operation on slice pos touches (for prefetching). */
-static inline const void *ebb_apbf_line_of(const ebb_apbf *f, ebb_hash128 h,
-                                           uint32_t pos)
-{
-    uint64_t derived;
-    if (f->block_bits == 0)
-        return ebb_apbf_slice(f, pos) + (ebb_apbf_plain_bit(f, h, pos) >> 6);
-    return ebb_apbf_block_of(f, h, pos, &derived);
 }
 
 /* The in-block bit of part p: the block index used the top bits of x, so the
@@ -122,39 +108,102 @@ static inline uint64_t ebb_apbf_scramble(uint64_t x)
     return (x ^ (x >> 32)) * UINT64_C(0x9e3779b97f4a7c15);
 }
 
-static inline void ebb_apbf_slice_set(ebb_apbf *f, ebb_hash128 h, uint32_t pos)
+/* For B = 512, b = 8 each part is one 64-bit word of the line and its
+ * field 6 bits: part p's bit is bit (field p) of word p. The same bits as
+ * ebb_apbf_part_bit, with every constant known to the compiler. */
+static inline uint64_t ebb_apbf_line8_shift(uint64_t scrambled, uint32_t p)
 {
-    if (f->block_bits == 0) {
-        ebb_bit_set(ebb_apbf_slice(f, pos), ebb_apbf_plain_bit(f, h, pos));
-        return;
-    }
-    uint64_t x;
-    uint64_t *block = ebb_apbf_block_of(f, h, pos, &x);
-    uint64_t y = ebb_apbf_scramble(x);
-    for (uint32_t p = 0; p < f->block_hashes; p++) {
-        uint32_t bit = ebb_apbf_part_bit(f, y, p);
-        block[bit >> 6] |= UINT64_C(1) << (bit & 63u);
-    }
+    return (scrambled >> (58u - 6u * p)) & 63u;
 }
 
-static inline bool ebb_apbf_slice_test(const void *filter, ebb_hash128 h,
-                                       uint32_t i)
+/* Where a read or write of the slice at buffer position pos lands for h:
+ * probe->at is the word (plain) or the block (blocked), probe->aux the
+ * bit's mask (plain) or the scrambled value the part fields come from
+ * (blocked). `path` is a constant at every call site, so each operation is
+ * compiled once per path with no branch on the filter's kind inside. */
+static inline void ebb_apbf_locate(const ebb_apbf *f, ebb_hash128 h,
+                                   uint32_t pos, ebb_apbf_path path,
+                                   ebb_age_probe *probe)
 {
-    const ebb_apbf *f = filter;
-    uint32_t pos = ebb_apbf_position(f, i);
-    if (f->block_bits == 0)
-        return ebb_bit_test(ebb_apbf_slice(f, pos), ebb_apbf_plain_bit(f, h, pos));
-    uint64_t x;
-    const uint64_t *block = ebb_apbf_block_of(f, h, pos, &x);
-    /* All b parts lie in the one cache line just loaded: testing every
-     * part without an early exit avoids a mispredicted branch per part. */
-    uint64_t y = ebb_apbf_scramble(x);
+    uint64_t *slice = ebb_apbf_slice(f, pos);
+    bool plain = path == EBB_APBF_PATH_PLAIN ||
+                 (path == EBB_APBF_PATH_GENERIC && f->block_bits == 0);
+    ebb_index_scheme scheme = path == EBB_APBF_PATH_GENERIC ? f->scheme
+                                                            : EBB_INDEX_MIXED;
+    uint64_t x = ebb_derive(h, pos, scheme);
+    if (plain) {
+        uint64_t bit = ebb_reduce(x, f->slice_bits);
+        probe->at = slice + (bit >> 6);
+        probe->aux = UINT64_C(1) << (bit & 63u);
+        return;
+    }
+    uint32_t block_words = path == EBB_APBF_PATH_LINE8 ? 8u : f->block_words;
+    probe->at = slice + ebb_reduce(x, f->slice_blocks) * block_words;
+    probe->aux = ebb_apbf_scramble(x);
+}
+
+/* The slice test on a located word or block. Blocked: all b parts lie in
+ * the one line just loaded, and testing every part without an early exit
+ * avoids a mispredicted branch per part. */
+static inline bool ebb_apbf_probe_match(const ebb_apbf *f,
+                                        const ebb_age_probe *probe,
+                                        ebb_apbf_path path)
+{
+    const uint64_t *at = probe->at;
     uint64_t all = 1;
+    if (path == EBB_APBF_PATH_PLAIN ||
+        (path == EBB_APBF_PATH_GENERIC && f->block_bits == 0))
+        return (*at & probe->aux) != 0;
+    if (path == EBB_APBF_PATH_LINE8) {
+        for (uint32_t p = 0; p < 8u; p++)
+            all &= at[p] >> ebb_apbf_line8_shift(probe->aux, p);
+        return all & 1u;
+    }
     for (uint32_t p = 0; p < f->block_hashes; p++) {
-        uint32_t bit = ebb_apbf_part_bit(f, y, p);
-        all &= block[bit >> 6] >> (bit & 63u);
+        uint32_t bit = ebb_apbf_part_bit(f, probe->aux, p);
+        all &= at[bit >> 6] >> (bit & 63u);
     }
     return all & 1u;
 }
+
+static inline void ebb_apbf_probe_set(const ebb_apbf *f,
+                                      const ebb_age_probe *probe,
+                                      ebb_apbf_path path)
+{
+    uint64_t *at = (uint64_t *)(uintptr_t)probe->at;
+    if (path == EBB_APBF_PATH_PLAIN ||
+        (path == EBB_APBF_PATH_GENERIC && f->block_bits == 0)) {
+        *at |= probe->aux;
+        return;
+    }
+    if (path == EBB_APBF_PATH_LINE8) {
+        for (uint32_t p = 0; p < 8u; p++)
+            at[p] |= UINT64_C(1) << ebb_apbf_line8_shift(probe->aux, p);
+        return;
+    }
+    for (uint32_t p = 0; p < f->block_hashes; p++) {
+        uint32_t bit = ebb_apbf_part_bit(f, probe->aux, p);
+        at[bit >> 6] |= UINT64_C(1) << (bit & 63u);
+    }
+}
+
+/* The locate and match functions of each path, on logical slices, in the
+ * shape the shared query machinery (core/agebatch.h) takes. */
+#define EBB_APBF_PATH_FUNCTIONS(name, path)                                   \
+    static inline void ebb_apbf_##name##_locate(                              \
+        const void *filter, ebb_hash128 h, uint32_t i, ebb_age_probe *probe)  \
+    {                                                                         \
+        const ebb_apbf *f = filter;                                           \
+        ebb_apbf_locate(f, h, ebb_apbf_position(f, i), path, probe);          \
+    }                                                                         \
+    static inline bool ebb_apbf_##name##_match(const void *filter,            \
+                                               const ebb_age_probe *probe)    \
+    {                                                                         \
+        return ebb_apbf_probe_match(filter, probe, path);                     \
+    }
+
+EBB_APBF_PATH_FUNCTIONS(plain, EBB_APBF_PATH_PLAIN)
+EBB_APBF_PATH_FUNCTIONS(line8, EBB_APBF_PATH_LINE8)
+EBB_APBF_PATH_FUNCTIONS(generic, EBB_APBF_PATH_GENERIC)
 
 #endif

@@ -11,9 +11,7 @@
 #include "apbf/apbf_internal.h"
 #include "core/agequery.h"
 
-/* Keys whose lines are in flight at once: enough to cover memory latency
- * with the ~10 outstanding misses a core sustains, few enough that the
- * prefetched lines are still in L1 when they are used. */
+/* check_and_add: keys whose lines are prefetched together. */
 #define CHUNK 16u
 
 static inline void prefetch_write(const void *p)
@@ -33,42 +31,66 @@ void ebb_apbf_hash_batch(const ebb_apbf *f, const void *const *keys,
         out[i] = ebb_apbf_hash(f, keys[i], lens[i]);
 }
 
-/* Plain slices: each bit's word is computed once, prefetched, then set. */
-static void add_chunk_plain(ebb_apbf *f, const ebb_hash128 *h, size_t n)
-{
-    uint64_t *words[CHUNK * EBB_APBF_MAX_K];
-    uint64_t masks[CHUNK * EBB_APBF_MAX_K];
-    size_t at = 0;
-    for (uint32_t i = 0; i < f->k; i++) {
-        uint32_t pos = ebb_apbf_position(f, i);
-        uint64_t *slice = ebb_apbf_slice(f, pos);
-        for (size_t j = 0; j < n; j++, at++) {
-            uint64_t bit = ebb_slice_bit(h[j], pos, f->slice_bits,
-                                         EBB_INDEX_MIXED);
-            words[at] = slice + (bit >> 6);
-            masks[at] = UINT64_C(1) << (bit & 63u);
-            prefetch_write(words[at]);
-        }
-    }
-    for (size_t a = 0; a < at; a++)
-        *words[a] |= masks[a];
-}
+/* Keys whose lines are prefetched ahead of the key being written: a
+ * sliding window, so that misses stay in flight continuously rather than
+ * chunk by chunk (k lines per key; ~45 misses in flight reach this
+ * machine's ceiling, docs/bench.md). */
+#define ADD_LOOKAHEAD 16u
 
-static void add_chunk(ebb_apbf *f, const ebb_hash128 *h, size_t n)
+/* Below this many bytes in the k slices an add writes, they stay in the
+ * caches (twice a 1 MiB L2) and prefetching only adds instructions: batch
+ * adds were 20-40% slower than single ones at w = 10^6 with it. */
+#define ADD_PREFETCH_MIN_BYTES (UINT64_C(2) << 20)
+
+/* Adds n keys that all fall into the current generation: the k slices
+ * written are the same for every one of them. */
+static inline void add_run_on(ebb_apbf *f, const ebb_hash128 *h, size_t n,
+                              ebb_apbf_path path, bool prefetch)
 {
-    if (f->block_bits == 0 && f->scheme == EBB_INDEX_MIXED) {
-        add_chunk_plain(f, h, n);
-    } else {
-        for (size_t j = 0; j < n; j++)
-            for (uint32_t i = 0; i < f->k; i++)
-                prefetch_write(
-                    ebb_apbf_line_of(f, h[j], ebb_apbf_position(f, i)));
-        for (size_t j = 0; j < n; j++)
-            for (uint32_t i = 0; i < f->k; i++)
-                ebb_apbf_slice_set(f, h[j], ebb_apbf_position(f, i));
+    uint32_t pos[EBB_APBF_MAX_K];
+    for (uint32_t i = 0; i < f->k; i++)
+        pos[i] = ebb_apbf_position(f, i);
+    for (size_t j = 0; j < n; j++) {
+        if (prefetch && j + ADD_LOOKAHEAD < n) {
+            for (uint32_t i = 0; i < f->k; i++) {
+                ebb_age_probe ahead;
+                ebb_apbf_locate(f, h[j + ADD_LOOKAHEAD], pos[i], path, &ahead);
+                prefetch_write(ahead.at);
+            }
+        }
+        for (uint32_t i = 0; i < f->k; i++) {
+            ebb_age_probe probe;
+            ebb_apbf_locate(f, h[j], pos[i], path, &probe);
+            ebb_apbf_probe_set(f, &probe, path);
+        }
     }
     f->in_generation += n;
     f->insertions = ebb_saturating_add(f->insertions, n);
+}
+
+static inline void add_run_prefetching(ebb_apbf *f, const ebb_hash128 *h,
+                                       size_t n, bool prefetch)
+{
+    switch (f->path) {
+    case EBB_APBF_PATH_PLAIN:
+        add_run_on(f, h, n, EBB_APBF_PATH_PLAIN, prefetch);
+        break;
+    case EBB_APBF_PATH_LINE8:
+        add_run_on(f, h, n, EBB_APBF_PATH_LINE8, prefetch);
+        break;
+    default:
+        add_run_on(f, h, n, EBB_APBF_PATH_GENERIC, prefetch);
+        break;
+    }
+}
+
+static void add_run(ebb_apbf *f, const ebb_hash128 *h, size_t n)
+{
+    uint64_t written = (uint64_t)f->k * f->slice_words * 8u;
+    if (written >= ADD_PREFETCH_MIN_BYTES)
+        add_run_prefetching(f, h, n, true);
+    else
+        add_run_prefetching(f, h, n, false);
 }
 
 void ebb_apbf_add_batch(ebb_apbf *f, const ebb_hash128 *hashes, size_t n)
@@ -77,12 +99,27 @@ void ebb_apbf_add_batch(ebb_apbf *f, const ebb_hash128 *hashes, size_t n)
         if (f->in_generation == f->generation)
             ebb_apbf_shift(f);
         uint64_t room = f->generation - f->in_generation;
-        size_t chunk = n < CHUNK ? n : CHUNK;
-        if (chunk > room)
-            chunk = (size_t)room;
-        add_chunk(f, hashes, chunk);
-        hashes += chunk;
-        n -= chunk;
+        size_t run = n > room ? (size_t)room : n;
+        add_run(f, hashes, run);
+        hashes += run;
+        n -= run;
+    }
+}
+
+size_t ebb_apbf_contains_batch(const ebb_apbf *f, const ebb_hash128 *hashes,
+                               size_t n, bool *out)
+{
+    switch (f->path) {
+    case EBB_APBF_PATH_PLAIN:
+        return ebb_age_query_batch(f, f->k, f->l, hashes, n, out,
+                                   ebb_apbf_plain_locate, ebb_apbf_plain_match);
+    case EBB_APBF_PATH_LINE8:
+        return ebb_age_query_batch(f, f->k, f->l, hashes, n, out,
+                                   ebb_apbf_line8_locate, ebb_apbf_line8_match);
+    default:
+        return ebb_age_query_batch(f, f->k, f->l, hashes, n, out,
+                                   ebb_apbf_generic_locate,
+                                   ebb_apbf_generic_match);
     }
 }
 
@@ -90,77 +127,22 @@ void ebb_apbf_add_batch(ebb_apbf *f, const ebb_hash128 *hashes, size_t n)
 static void prefetch_query(const ebb_apbf *f, ebb_hash128 h)
 {
     uint32_t last = f->l + 1 < f->k + f->l ? f->l + 1 : f->l;
-    for (uint32_t i = f->l; i <= last; i++)
-        prefetch_read(ebb_apbf_line_of(f, h, ebb_apbf_position(f, i)));
-}
-
-/* One query of an interleaved batch: its walk and where its next read is. */
-typedef struct in_flight {
-    ebb_age_walk walk;
-    const uint64_t *word;
-    uint64_t mask;
-    size_t index;
-} in_flight;
-
-/* Points q at the word its next slice read needs, and prefetches it. */
-static inline void locate(const ebb_apbf *f, ebb_hash128 h, in_flight *q)
-{
-    uint32_t pos = ebb_apbf_position(f, (uint32_t)q->walk.slice);
-    uint64_t bit = ebb_slice_bit(h, pos, f->slice_bits, EBB_INDEX_MIXED);
-    q->word = ebb_apbf_slice(f, pos) + (bit >> 6);
-    q->mask = UINT64_C(1) << (bit & 63u);
-    prefetch_read(q->word);
-}
-
-/* Plain slices: the walks of a chunk advance one read per round, each
- * read prefetched a round ahead, so the chunk's cache misses overlap
- * instead of following one another down each walk. */
-static size_t contains_interleaved(const ebb_apbf *f, const ebb_hash128 *h,
-                                   size_t n, bool *out)
-{
-    size_t found = 0;
-    for (size_t start = 0; start < n; start += CHUNK) {
-        in_flight q[CHUNK];
-        size_t active = n - start < CHUNK ? n - start : CHUNK;
-        for (size_t j = 0; j < active; j++) {
-            q[j].walk = ebb_age_walk_begin(f->l);
-            q[j].index = start + j;
-            locate(f, h[start + j], &q[j]);
-        }
-        while (active > 0) {
-            for (size_t a = 0; a < active;) {
-                bool match = (*q[a].word & q[a].mask) != 0;
-                ebb_age_step step = ebb_age_walk_step(&q[a].walk, f->k, match);
-                if (step == EBB_AGE_READ_NEXT) {
-                    locate(f, h[q[a].index], &q[a]);
-                    a++;
-                    continue;
-                }
-                out[q[a].index] = step == EBB_AGE_FOUND;
-                found += step == EBB_AGE_FOUND;
-                q[a] = q[--active]; /* done: the last one takes its place */
-            }
-        }
+    for (uint32_t i = f->l; i <= last; i++) {
+        ebb_age_probe probe;
+        ebb_apbf_locate(f, h, ebb_apbf_position(f, i), EBB_APBF_PATH_GENERIC,
+                        &probe);
+        prefetch_read(probe.at);
     }
-    return found;
 }
 
-size_t ebb_apbf_contains_batch(const ebb_apbf *f, const ebb_hash128 *hashes,
-                               size_t n, bool *out)
+static void prefetch_add(const ebb_apbf *f, ebb_hash128 h)
 {
-    if (f->block_bits == 0 && f->scheme == EBB_INDEX_MIXED)
-        return contains_interleaved(f, hashes, n, out);
-    size_t found = 0;
-    for (size_t start = 0; start < n; start += CHUNK) {
-        size_t end = n - start < CHUNK ? n : start + CHUNK;
-        for (size_t j = start; j < end; j++)
-            prefetch_query(f, hashes[j]);
-        for (size_t j = start; j < end; j++) {
-            out[j] = ebb_apbf_contains_hash(f, hashes[j]);
-            found += out[j];
-        }
+    for (uint32_t i = 0; i < f->k; i++) {
+        ebb_age_probe probe;
+        ebb_apbf_locate(f, h, ebb_apbf_position(f, i), EBB_APBF_PATH_GENERIC,
+                        &probe);
+        prefetch_write(probe.at);
     }
-    return found;
 }
 
 size_t ebb_apbf_check_and_add_batch(ebb_apbf *f, const ebb_hash128 *hashes,
@@ -173,9 +155,7 @@ size_t ebb_apbf_check_and_add_batch(ebb_apbf *f, const ebb_hash128 *hashes,
          * only makes some prefetches useless, never an answer wrong. */
         for (size_t j = start; j < end; j++) {
             prefetch_query(f, hashes[j]);
-            for (uint32_t i = 0; i < f->k; i++)
-                prefetch_write(ebb_apbf_line_of(f, hashes[j],
-                                                ebb_apbf_position(f, i)));
+            prefetch_add(f, hashes[j]);
         }
         for (size_t j = start; j < end; j++) {
             bool hit = ebb_apbf_contains_hash(f, hashes[j]);

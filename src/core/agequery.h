@@ -22,6 +22,12 @@
 
 #include "ebb/ebb.h"
 
+/* For the functions that take the slice test as a function pointer: they
+ * must be inlined into their caller for the pointer to become a direct,
+ * inlined call; left out of line (gcc does for large ones) every slice read
+ * becomes an indirect call. */
+#define EBB_ALWAYS_INLINE static inline __attribute__((always_inline))
+
 /* The shapes the walk and its analytics accept: 1 <= k <= EBB_APBF_MAX_K,
  * 1 <= l <= EBB_APBF_MAX_L. */
 static inline bool ebb_age_kl_valid(uint32_t k, uint32_t l)
@@ -54,25 +60,28 @@ static inline ebb_age_walk ebb_age_walk_begin(uint32_t l)
     return walk;
 }
 
-/* Feeds the outcome of reading walk->slice. */
+/* Feeds the outcome of reading walk->slice. Written with selects rather
+ * than branches on the outcome: the outcome is a coin flip for an absent
+ * key, and a mispredicted branch would stall the reads behind it. A miss
+ * cannot complete a run: the carried run is below k, or the walk would
+ * have ended at the match that made it. */
 static inline ebb_age_step ebb_age_walk_step(ebb_age_walk *w, uint32_t k,
                                              bool match)
 {
+    uint32_t run = match ? w->run + 1u : 0u;
+    uint32_t previous = match ? w->previous : w->run;
     w->reads++;
-    if (match) {
-        w->run++;
-        w->slice++;
-        return w->previous + w->run == k ? EBB_AGE_FOUND : EBB_AGE_READ_NEXT;
-    }
-    w->slice -= k;
-    w->previous = w->run;
-    w->run = 0;
+    w->slice += match ? 1 : -(int64_t)k;
+    w->run = run;
+    w->previous = previous;
+    if (previous + run == k)
+        return EBB_AGE_FOUND;
     return w->slice < 0 ? EBB_AGE_ABSENT : EBB_AGE_READ_NEXT;
 }
 
 /* True when some run of k matching slices starts at 0..l. When accesses is
  * not NULL it receives the number of slice tests performed. */
-static inline bool ebb_age_query(uint32_t k, uint32_t l,
+EBB_ALWAYS_INLINE bool ebb_age_query(uint32_t k, uint32_t l,
                                  ebb_slice_predicate test, const void *filter,
                                  ebb_hash128 h, uint32_t *accesses)
 {

@@ -35,11 +35,12 @@ typedef struct shape {
 } shape;
 
 /* Plain and blocked, generations of 16 to 100 insertions, one to many
- * blocks per slice. */
+ * blocks per slice, the B = 512, b = 8 fast path at two shapes. */
 static const shape SHAPES[] = {
     {4, 3, 3 * 16, 0, 0},   {7, 5, 5 * 37, 0, 0},     {1, 1, 5, 0, 0},
     {2, 3, 3 * 16, 512, 8}, {3, 5, 5 * 37, 64, 4},    {2, 5, 5 * 100, 512, 4},
-    {1, 2, 2 * 23, 64, 1},  {5, 4, 4 * 60, 512, 2},
+    {1, 2, 2 * 23, 64, 1},  {5, 4, 4 * 60, 512, 2},   {6, 14, 14 * 20, 0, 0},
+    {3, 14, 14 * 20, 512, 8},
 };
 #define SHAPE_COUNT (sizeof SHAPES / sizeof SHAPES[0])
 
