@@ -258,7 +258,7 @@ bool ebb_apbf_contains_counted(const ebb_apbf *filter, ebb_hash128 hash,
                                uint32_t *accesses);
 
 /* ------------------------------------------------------------------------ */
-/* Batches: hash everything, prefetch every line, then apply                */
+/* Batches: hash everything, keep many memory accesses in flight            */
 /* ------------------------------------------------------------------------ */
 
 /* Hashes n keys (keys[i] of lens[i] bytes) with the filter's seed. */
@@ -266,12 +266,15 @@ void ebb_apbf_hash_batch(const ebb_apbf *filter, const void *const *keys,
                          const size_t *lens, size_t n, ebb_hash128 *out);
 
 /* Exactly n calls of ebb_apbf_add_hash in order (generation boundaries
- * inside the batch included), with the memory accesses overlapped. */
+ * inside the batch included). When the k slices an add writes exceed the
+ * caches (2 MiB), the lines of the key 16 places ahead are prefetched while
+ * a key is written. */
 void ebb_apbf_add_batch(ebb_apbf *filter, const ebb_hash128 *hashes,
                         size_t n);
 
 /* out[i] = ebb_apbf_contains_hash(filter, hashes[i]); returns how many are
- * true. */
+ * true. The walks of up to 48 queries advance together, one prefetched
+ * read per round each, so their cache misses overlap. */
 size_t ebb_apbf_contains_batch(const ebb_apbf *filter,
                                const ebb_hash128 *hashes, size_t n,
                                bool *out);
