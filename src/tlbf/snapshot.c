@@ -75,8 +75,8 @@ ebb_status ebb_tlbf_save(const ebb_tlbf *f, void *buf, size_t capacity,
         const tlbf_slice *s = ebb_tlbf_at(f, i);
         ebb_put_u64(&w, s->nbits);
         ebb_put_u64(&w, s->capacity);
-        ebb_put_u64(&w, s->inserted);
-        put_i64(&w, s->last_ns);
+        ebb_put_u64(&w, ebb_tlbf_inserted(f, i));
+        put_i64(&w, ebb_tlbf_last_ns(f, i));
         ebb_put_u32(&w, s->hash_index);
         ebb_put_u32(&w, 0);
         ebb_put_words(&w, s->bits, (size_t)ebb_bits_words(s->nbits));
@@ -172,7 +172,6 @@ static bool tail_clear(const tlbf_slice *s)
 static void apply_header(ebb_tlbf *f, const tlbf_header *h, uint64_t seed)
 {
     f->span = (int64_t)h->span;
-    ebb_tlbf_derive(f);
     f->max_memory = (size_t)h->max_memory;
     f->policy = (ebb_tlbf_policy)h->policy;
     f->seed = seed;

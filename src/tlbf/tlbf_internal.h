@@ -14,6 +14,9 @@
 /* Marks a slice that has never received an insertion. */
 #define EBB_TLBF_NEVER INT64_MIN
 
+/* A slice descriptor. At positions >= k, inserted and last_ns are the
+ * slice's own; the k newest owe the filter's `pending` adds (read them
+ * through ebb_tlbf_inserted and ebb_tlbf_last_ns). */
 typedef struct tlbf_slice {
     uint64_t *bits;      /* cache-line aligned words                     */
     void *block;         /* what to free                                 */
@@ -29,7 +32,6 @@ struct ebb_tlbf {
     uint32_t k, l;
     int64_t span;                /* T in nanoseconds                       */
     size_t max_memory;
-    ebb_tlbf_policy policy;
     uint64_t seed;
     uint64_t initial_capacity;   /* insertions expected per span           */
 
@@ -37,9 +39,21 @@ struct ebb_tlbf {
     uint32_t ring_slots;
     uint32_t head;               /* slot of s_0                            */
     uint32_t count;              /* slices held: s_0 .. s_{count-1}        */
+    ebb_tlbf_policy policy;      /* beside count: no padding (the handle's
+                                    size counts against max_memory)        */
     size_t bits_bytes;           /* footprints of the slices' blocks       */
 
     uint64_t left;               /* insertions before the next shift       */
+    /* The adds since s_0 .. s_{k-1} last received their count and time:
+     * every add writes those same k slices until the next shift, so an add
+     * counts here once instead of writing k descriptors (k cache lines);
+     * settle (tlbf.c) hands the count over, with latest_ns as their time,
+     * before anything moves or empties them. */
+    uint64_t pending;
+    /* An add recorded before this time, with budget left, does nothing
+     * but write: no reset, no overdue generation, no expired slice to free
+     * (refresh_due). INT64_MIN: every add takes the full path. */
+    int64_t due_ns;
     /* Rate estimation: insertions counted since rate_base_ns, turned into
      * a per-generation estimate once at least a quarter generation of time
      * has passed (a coarse or repeated clock never reads as infinite). */
@@ -47,7 +61,6 @@ struct ebb_tlbf {
     int64_t rate_base_ns;
     uint64_t estimate;           /* insertions per generation, smoothed    */
     int64_t generation_ns;       /* when the current generation began      */
-    uint64_t overdue_ns;         /* 2 T / l: a generation ends by then     */
     int64_t latest_ns;           /* EBB_TLBF_NEVER before the first call   */
 
     uint64_t insertions, shifts, evicted, refused, clamped, resets;
@@ -58,6 +71,19 @@ static inline tlbf_slice *ebb_tlbf_at(const ebb_tlbf *f, uint32_t i)
 {
     uint32_t slot = f->head + i;
     return &f->ring[slot >= f->ring_slots ? slot - f->ring_slots : slot];
+}
+
+/* n_i and t_i of logical slice i, the pending adds of the k newest
+ * included: what the descriptors would hold had every add written them. */
+static inline uint64_t ebb_tlbf_inserted(const ebb_tlbf *f, uint32_t i)
+{
+    return ebb_tlbf_at(f, i)->inserted + (i < f->k ? f->pending : 0);
+}
+
+static inline int64_t ebb_tlbf_last_ns(const ebb_tlbf *f, uint32_t i)
+{
+    return i < f->k && f->pending != 0 ? f->latest_ns
+                                       : ebb_tlbf_at(f, i)->last_ns;
 }
 
 /* Bytes the filter holds with a ring of `slots` entries and `bits` bytes of
@@ -81,9 +107,6 @@ uint64_t ebb_tlbf_max_estimate(uint32_t k);
 
 /* The per-generation estimate the initial capacity gives (clamped). */
 uint64_t ebb_tlbf_initial_estimate(const ebb_tlbf *f);
-
-/* Sets the fields derived from span and l (not stored in snapshots). */
-void ebb_tlbf_derive(ebb_tlbf *f);
 
 /* A filter with shape (k, l), an empty ring of `slots` entries and no
  * slices. EBB_ENOMEM. */

@@ -14,9 +14,10 @@
  *     EVICT stays under the limit and keeps what it did not evict;
  *   - allocation failure at every step of a shift: EBB_ENOMEM, the filter
  *     unchanged and still usable;
- *   - batches equal one-at-a-time calls; identical calls give identical
- *     filters; the statistics agree with the stream and with the memory the
- *     allocator really handed out.
+ *   - batches equal one-at-a-time calls, also when a shift, refusal,
+ *     eviction, reset or clamp falls inside or at the start of a batch;
+ *     identical calls give identical filters; the statistics agree with
+ *     the stream and with the memory the allocator really handed out.
  * Rates are small (a few thousand insertions per span) so the whole file
  * stays fast under the sanitizers; tests/stats repeats the scenarios at
  * larger scale.
@@ -377,6 +378,37 @@ static void present_until_exactly_t_plus_span(void **state) {
     ebb_tlbf_destroy(f);
 }
 
+/* The second add, T after the first, keeps it; T + 1 after, resets, for
+ * any l. At l = 1 a generation may last 2 T, so there the idle check
+ * itself, not a generation's end, is what notices the gap: both adds
+ * land exactly on the edge the filter computes from the first one. */
+static void second_add_resets_exactly_past_t_for_any_l(void **state) {
+    static const uint32_t ls[] = {1, 2, 13};
+    size_t i;
+    int64_t extra;
+    (void)state;
+    for (i = 0; i < sizeof ls / sizeof ls[0]; i++) {
+        for (extra = 0; extra <= 1; extra++) {
+            ebb_tlbf_config c = config_of(0.1, SPAN, 100, LOTS_OF_MEMORY,
+                                          EBB_TLBF_REFUSE);
+            ebb_tlbf *f;
+            ebb_tlbf_stats s;
+            c.k = 3;
+            c.l = ls[i];
+            f = create_or_fail(&c, 7);
+            add_ok(f, KEYS_INSERTED, 0, EPOCH);
+            add_ok(f, KEYS_INSERTED, 1, EPOCH + SPAN + extra);
+            s = stats_of(f);
+            CHECK(s.resets == (uint64_t)extra,
+                  "l %u, second add T + %lld after the first: %llu resets",
+                  ls[i], (long long)extra, (unsigned long long)s.resets);
+            assert_true(has(f, KEYS_INSERTED, 1, EPOCH + SPAN + extra));
+            assert_int_equal(has(f, KEYS_INSERTED, 0, EPOCH + SPAN), !extra);
+            ebb_tlbf_destroy(f);
+        }
+    }
+}
+
 static void idle_gap_of_t_keeps_and_of_t_plus_one_empties(void **state) {
     ebb_tlbf_config c = config_of(0.1, SPAN, 100, LOTS_OF_MEMORY,
                                   EBB_TLBF_REFUSE);
@@ -594,6 +626,10 @@ static void watch_stats(ebb_tlbf *f, ebb_status status, int64_t given,
     CHECK(s.slices <= s.k + EBB_APBF_MAX_L, "slices %u", s.slices);
     CHECK(!w->any || s.live_slices >= s.k,
           "live %u < k %u right after an add", s.live_slices, s.k);
+    /* A successful add frees every slice that expired at its time. */
+    CHECK(status != EBB_OK || s.slices == s.live_slices,
+          "%u slices held after an add, of which %u live", s.slices,
+          s.live_slices);
     CHECK(s.memory_bytes == ebb_tlbf_memory(f) &&
               s.memory_bytes == support_alloc_live_bytes(),
           "memory_bytes %zu, ebb_tlbf_memory %zu, allocator holds %llu",
@@ -1375,6 +1411,130 @@ static void batch_stops_at_the_first_refusal(void **state) {
     ebb_tlbf_destroy(single);
 }
 
+/* What happened during one batch's adds (replayed as single calls). */
+typedef struct batch_events {
+    uint64_t shifts_inside;     /* shifts after the batch's first key     */
+    uint64_t refusals_inside;   /* batches refused after adding some keys */
+    uint64_t evictions_inside;  /* evictions after the first key          */
+    uint64_t resets;            /* at a batch's first key                 */
+    uint64_t clamped_batches;   /* whole batches earlier than the latest  */
+    uint64_t expired_at_start;  /* slices freed by a batch's first key    */
+} batch_events;
+
+/* add_singly, noting which of the filter's transitions each key caused. */
+static ebb_status add_singly_noting(ebb_tlbf *f, const ebb_hash128 *hashes,
+                                    size_t n, int64_t t, size_t *added,
+                                    batch_events *ev) {
+    ebb_tlbf_stats before = stats_of(f), after;
+    size_t i;
+    ebb_status st = EBB_OK;
+    if (n > 1 && before.latest_ns != INT64_MIN && t < before.latest_ns)
+        ev->clamped_batches++;
+    for (i = 0; i < n; i++) {
+        st = ebb_tlbf_add_hash(f, hashes[i], t);
+        after = stats_of(f);
+        if (i > 0) {
+            ev->shifts_inside += after.shifts != before.shifts;
+            ev->evictions_inside += after.evicted_slices != before.evicted_slices;
+            ev->refusals_inside += st != EBB_OK;
+        } else {
+            ev->resets += after.resets != before.resets;
+            ev->expired_at_start += after.shifts == before.shifts &&
+                                    after.resets == before.resets &&
+                                    after.slices < before.slices;
+        }
+        before = after;
+        if (st != EBB_OK)
+            break;
+    }
+    *added = i;
+    return st;
+}
+
+/* Batches whose keys cross every boundary of the filter's life give what
+ * single calls give, byte for byte after every batch: shifts when the
+ * budget runs out mid-batch, refusals (REFUSE) and evictions (EVICT)
+ * mid-batch under a tight limit during bursts, overdue generations and
+ * expired slices at a batch's first key after a pause, resets after idle
+ * gaps, and batches stamped earlier than the latest time (each key
+ * clamped). The events are counted from the single calls and required, so
+ * the comparison covers them. */
+static void batches_cross_every_boundary(void **state) {
+    static const ebb_tlbf_policy policies[] = {EBB_TLBF_REFUSE,
+                                               EBB_TLBF_EVICT};
+    enum { MOST = 700, ROUNDS = 400, RATE = 2000 };
+    ebb_hash128 *hashes = malloc(MOST * sizeof *hashes);
+    size_t p;
+    (void)state;
+    assert_non_null(hashes);
+    for (p = 0; p < 2; p++) {
+        ebb_tlbf_config c = config_of(0.1, SPAN, RATE, 0, policies[p]);
+        ebb_tlbf *batched, *single;
+        batch_events ev = {0, 0, 0, 0, 0, 0};
+        uint64_t next = 0, rng = 1234 + p;
+        int64_t t = EPOCH;
+        size_t round;
+        c.max_memory = 2 * steady_memory(0.1, RATE, 2);
+        batched = create_or_fail(&c, 43);
+        single = create_or_fail(&c, 43);
+        for (round = 0; round < ROUNDS; round++) {
+            uint64_t pick = support_splitmix64(&rng) % 100;
+            /* Mostly a steady rate in batches of up to 100 (a generation
+             * is about 150 keys here); sometimes a burst of up to MOST at
+             * one instant, a pause longer than a generation, an idle gap
+             * beyond T, or a batch stamped in the past. */
+            size_t n = 1 + (size_t)(support_splitmix64(&rng) %
+                                    (pick < 10 ? MOST : 100));
+            size_t i, added = 777, added_singly = 0;
+            ebb_status st;
+            tlbf_snap a, b;
+            int64_t when;
+            if (pick < 10)
+                t += 1;
+            else if (pick < 15)
+                t += SPAN / 4 + (int64_t)(support_splitmix64(&rng) % SPAN / 2);
+            else if (pick < 18)
+                t += SPAN + 1 + (int64_t)(support_splitmix64(&rng) % SPAN);
+            else
+                t += (int64_t)(support_splitmix64(&rng) % (SPAN / 20));
+            when = pick >= 18 && pick < 25 ? t - SPAN / 8 : t;
+            for (i = 0; i < n; i++) {
+                support_key key = support_key_make(KEYS_INSERTED, next++);
+                hashes[i] = ebb_tlbf_hash(batched, key.bytes,
+                                          sizeof key.bytes);
+            }
+            st = ebb_tlbf_add_batch(batched, hashes, n, when, &added);
+            assert_int_equal(st, add_singly_noting(single, hashes, n, when,
+                                                   &added_singly, &ev));
+            assert_int_equal(added, added_singly);
+            a = tlbf_snap_save(batched);
+            b = tlbf_snap_save(single);
+            tlbf_snap_expect_equal(&a, &b, "batch across boundaries");
+            tlbf_snap_free(&a);
+            tlbf_snap_free(&b);
+        }
+        print_message("  %s: %llu shifts and %llu %s inside batches; at a "
+                      "batch's first key %llu resets and %llu expiries; "
+                      "%llu clamped batches\n",
+                      p == 0 ? "REFUSE" : "EVICT",
+                      (unsigned long long)ev.shifts_inside,
+                      (unsigned long long)(p == 0 ? ev.refusals_inside
+                                                  : ev.evictions_inside),
+                      p == 0 ? "refusals" : "evictions",
+                      (unsigned long long)ev.resets,
+                      (unsigned long long)ev.expired_at_start,
+                      (unsigned long long)ev.clamped_batches);
+        assert_true(ev.shifts_inside > 0);
+        assert_true(p == 0 ? ev.refusals_inside > 0 : ev.evictions_inside > 0);
+        assert_true(ev.resets > 0);
+        assert_true(ev.expired_at_start > 0);
+        assert_true(ev.clamped_batches > 0);
+        ebb_tlbf_destroy(batched);
+        ebb_tlbf_destroy(single);
+    }
+    free(hashes);
+}
+
 /* Replicas given the same calls agree bit for bit, whatever happened in
  * between: bursts, clamps, idle resets. */
 static void identical_calls_give_identical_filters(void **state) {
@@ -1456,6 +1616,7 @@ int main(void) {
         TEST(explicit_shape_is_used_as_given),
         TEST(hashes_are_the_seeded_hash),
         TEST(present_until_exactly_t_plus_span),
+        TEST(second_add_resets_exactly_past_t_for_any_l),
         TEST(idle_gap_of_t_keeps_and_of_t_plus_one_empties),
         TEST(clamped_timestamps_count_from_the_latest),
         TEST(queries_before_the_latest_time),
@@ -1476,6 +1637,7 @@ int main(void) {
         TEST(shift_survives_every_allocation_failure),
         TEST(batches_equal_single_calls),
         TEST(batch_stops_at_the_first_refusal),
+        TEST(batches_cross_every_boundary),
         TEST(identical_calls_give_identical_filters),
         TEST(convenience_forms_use_the_realtime_clock),
     };
