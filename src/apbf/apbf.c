@@ -181,7 +181,7 @@ ebb_apbf_path ebb_apbf_path_for(const ebb_apbf *f)
 static inline void add_on(ebb_apbf *f, ebb_hash128 h, ebb_apbf_path path)
 {
     for (uint32_t i = 0; i < f->k; i++) {
-        ebb_age_probe probe;
+        ebb_slice_probe probe;
         ebb_apbf_locate(f, h, ebb_apbf_position(f, i), path, &probe);
         ebb_apbf_probe_set(f, &probe, path);
     }
@@ -210,7 +210,7 @@ void ebb_apbf_add_hash(ebb_apbf *f, ebb_hash128 h)
 static inline bool matches_on(const ebb_apbf *f, ebb_hash128 h, uint32_t i,
                               ebb_apbf_path path)
 {
-    ebb_age_probe probe;
+    ebb_slice_probe probe;
     ebb_apbf_locate(f, h, ebb_apbf_position(f, i), path, &probe);
     return ebb_apbf_probe_match(f, &probe, path);
 }

@@ -123,7 +123,7 @@ static inline uint64_t ebb_apbf_line8_shift(uint64_t scrambled, uint32_t p)
  * compiled once per path with no branch on the filter's kind inside. */
 static inline void ebb_apbf_locate(const ebb_apbf *f, ebb_hash128 h,
                                    uint32_t pos, ebb_apbf_path path,
-                                   ebb_age_probe *probe)
+                                   ebb_slice_probe *probe)
 {
     uint64_t *slice = ebb_apbf_slice(f, pos);
     bool plain = path == EBB_APBF_PATH_PLAIN ||
@@ -146,14 +146,14 @@ static inline void ebb_apbf_locate(const ebb_apbf *f, ebb_hash128 h,
  * the one line just loaded, and testing every part without an early exit
  * avoids a mispredicted branch per part. */
 static inline bool ebb_apbf_probe_match(const ebb_apbf *f,
-                                        const ebb_age_probe *probe,
+                                        const ebb_slice_probe *probe,
                                         ebb_apbf_path path)
 {
     const uint64_t *at = probe->at;
     uint64_t all = 1;
     if (path == EBB_APBF_PATH_PLAIN ||
         (path == EBB_APBF_PATH_GENERIC && f->block_bits == 0))
-        return (*at & probe->aux) != 0;
+        return ebb_slice_probe_test(probe);
     if (path == EBB_APBF_PATH_LINE8) {
         for (uint32_t p = 0; p < 8u; p++)
             all &= at[p] >> ebb_apbf_line8_shift(probe->aux, p);
@@ -167,13 +167,13 @@ static inline bool ebb_apbf_probe_match(const ebb_apbf *f,
 }
 
 static inline void ebb_apbf_probe_set(const ebb_apbf *f,
-                                      const ebb_age_probe *probe,
+                                      const ebb_slice_probe *probe,
                                       ebb_apbf_path path)
 {
-    uint64_t *at = (uint64_t *)(uintptr_t)probe->at;
+    uint64_t *at = probe->at;
     if (path == EBB_APBF_PATH_PLAIN ||
         (path == EBB_APBF_PATH_GENERIC && f->block_bits == 0)) {
-        *at |= probe->aux;
+        ebb_slice_probe_set(probe);
         return;
     }
     if (path == EBB_APBF_PATH_LINE8) {
@@ -191,13 +191,13 @@ static inline void ebb_apbf_probe_set(const ebb_apbf *f,
  * shape the shared query machinery (core/agebatch.h) takes. */
 #define EBB_APBF_PATH_FUNCTIONS(name, path)                                   \
     static inline void ebb_apbf_##name##_locate(                              \
-        const void *filter, ebb_hash128 h, uint32_t i, ebb_age_probe *probe)  \
+        const void *filter, ebb_hash128 h, uint32_t i, ebb_slice_probe *probe)  \
     {                                                                         \
         const ebb_apbf *f = filter;                                           \
         ebb_apbf_locate(f, h, ebb_apbf_position(f, i), path, probe);          \
     }                                                                         \
     static inline bool ebb_apbf_##name##_match(const void *filter,            \
-                                               const ebb_age_probe *probe)    \
+                                               const ebb_slice_probe *probe)    \
     {                                                                         \
         return ebb_apbf_probe_match(filter, probe, path);                     \
     }

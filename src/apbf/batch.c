@@ -53,13 +53,13 @@ static inline void add_run_on(ebb_apbf *f, const ebb_hash128 *h, size_t n,
     for (size_t j = 0; j < n; j++) {
         if (prefetch && j + ADD_LOOKAHEAD < n) {
             for (uint32_t i = 0; i < f->k; i++) {
-                ebb_age_probe ahead;
+                ebb_slice_probe ahead;
                 ebb_apbf_locate(f, h[j + ADD_LOOKAHEAD], pos[i], path, &ahead);
                 prefetch_write(ahead.at);
             }
         }
         for (uint32_t i = 0; i < f->k; i++) {
-            ebb_age_probe probe;
+            ebb_slice_probe probe;
             ebb_apbf_locate(f, h[j], pos[i], path, &probe);
             ebb_apbf_probe_set(f, &probe, path);
         }
@@ -128,7 +128,7 @@ static void prefetch_query(const ebb_apbf *f, ebb_hash128 h)
 {
     uint32_t last = f->l + 1 < f->k + f->l ? f->l + 1 : f->l;
     for (uint32_t i = f->l; i <= last; i++) {
-        ebb_age_probe probe;
+        ebb_slice_probe probe;
         ebb_apbf_locate(f, h, ebb_apbf_position(f, i), EBB_APBF_PATH_GENERIC,
                         &probe);
         prefetch_read(probe.at);
@@ -138,7 +138,7 @@ static void prefetch_query(const ebb_apbf *f, ebb_hash128 h)
 static void prefetch_add(const ebb_apbf *f, ebb_hash128 h)
 {
     for (uint32_t i = 0; i < f->k; i++) {
-        ebb_age_probe probe;
+        ebb_slice_probe probe;
         ebb_apbf_locate(f, h, ebb_apbf_position(f, i), EBB_APBF_PATH_GENERIC,
                         &probe);
         prefetch_write(probe.at);

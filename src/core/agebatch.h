@@ -32,26 +32,20 @@
 #include <stdint.h>
 
 #include "core/agequery.h"
+#include "core/slice.h"
 
 /* Walks in flight at once: enough independent misses to reach the memory
  * system's random-read ceiling, few enough that their lines stay in L1. */
 #define EBB_AGE_FLIGHTS 48u
 
-/* Where one slice read lands: the word or block, and what selects the bits
- * in it (a bit mask, or a value the bit positions come from). */
-typedef struct ebb_age_probe {
-    const uint64_t *at;
-    uint64_t aux;
-} ebb_age_probe;
-
 typedef void (*ebb_age_locate_fn)(const void *filter, ebb_hash128 h,
-                                  uint32_t i, ebb_age_probe *probe);
-typedef bool (*ebb_age_match_fn)(const void *filter, const ebb_age_probe *probe);
+                                  uint32_t i, ebb_slice_probe *probe);
+typedef bool (*ebb_age_match_fn)(const void *filter, const ebb_slice_probe *probe);
 
 /* One query of a batch: its walk, its next read, its place in the batch. */
 typedef struct ebb_age_flight {
     ebb_age_walk walk;
-    ebb_age_probe probe;
+    ebb_slice_probe probe;
     size_t index;
 } ebb_age_flight;
 

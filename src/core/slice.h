@@ -17,6 +17,33 @@ static inline uint64_t ebb_slice_bit(ebb_hash128 h, uint32_t index,
     return ebb_reduce(ebb_derive(h, index, scheme), nbits);
 }
 
+/* Where one slice read or write lands: the word and the bit's mask (plain
+ * slices), or the block and the value its bits come from (blocked APBF).
+ * Locating every bit of an operation before touching any lets the cache
+ * misses overlap. */
+typedef struct ebb_slice_probe {
+    uint64_t *at;
+    uint64_t aux;
+} ebb_slice_probe;
+
+static inline ebb_slice_probe ebb_slice_locate(uint64_t *words, ebb_hash128 h,
+                                               uint32_t index, uint64_t nbits)
+{
+    uint64_t bit = ebb_slice_bit(h, index, nbits, EBB_INDEX_MIXED);
+    ebb_slice_probe probe = {words + (bit >> 6), UINT64_C(1) << (bit & 63u)};
+    return probe;
+}
+
+static inline bool ebb_slice_probe_test(const ebb_slice_probe *probe)
+{
+    return (*probe->at & probe->aux) != 0;
+}
+
+static inline void ebb_slice_probe_set(const ebb_slice_probe *probe)
+{
+    *probe->at |= probe->aux;
+}
+
 static inline void ebb_slice_set(uint64_t *words, ebb_hash128 h,
                                  uint32_t index, uint64_t nbits)
 {

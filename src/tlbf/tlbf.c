@@ -83,6 +83,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "core/agebatch.h"
 #include "core/agequery.h"
 #include "core/alloc.h"
 #include "tlbf/tlbf_internal.h"
@@ -717,30 +718,26 @@ static bool writes_only(const ebb_tlbf *f, int64_t at)
  * are in flight together instead of each read-modify-write waiting on the
  * one before (in one-call adds at k = 12 and 20 this beat setting each bit
  * as soon as it was located). */
-typedef struct bit_ref {
-    uint64_t *word;
-    uint64_t mask;
-} bit_ref;
-
-static inline bit_ref locate_for_write(const tlbf_slice *s, ebb_hash128 h)
+static inline ebb_slice_probe locate_for_write(const tlbf_slice *s,
+                                               ebb_hash128 h)
 {
-    uint64_t bit = ebb_slice_bit(h, s->hash_index, s->nbits, EBB_INDEX_MIXED);
-    bit_ref r = {s->bits + (bit >> 6), UINT64_C(1) << (bit & 63u)};
-    __builtin_prefetch(r.word, 1, 3);
-    return r;
+    ebb_slice_probe probe = ebb_slice_locate(s->bits, h, s->hash_index,
+                                             s->nbits);
+    __builtin_prefetch(probe.at, 1, 3);
+    return probe;
 }
 
-static inline void set_located(const bit_ref *refs, size_t n)
+static inline void set_located(const ebb_slice_probe *probes, size_t n)
 {
     for (size_t a = 0; a < n; a++)
-        *refs[a].word |= refs[a].mask;
+        ebb_slice_probe_set(&probes[a]);
 }
 
 /* Sets h's bit in each of the k newest slices. Inlined: the add's whole
  * fast path is this and a few counters. */
 EBB_ALWAYS_INLINE void write_key(const ebb_tlbf *f, ebb_hash128 h)
 {
-    bit_ref refs[EBB_APBF_MAX_K];
+    ebb_slice_probe refs[EBB_APBF_MAX_K];
     for (uint32_t i = 0; i < f->k; i++)
         refs[i] = locate_for_write(ebb_tlbf_at(f, i), h);
     set_located(refs, f->k);
@@ -754,7 +751,7 @@ EBB_ALWAYS_INLINE void write_key(const ebb_tlbf *f, ebb_hash128 h)
 /* Sets the bits of n <= BATCH_CHUNK keys in the k newest slices. */
 static void write_keys(const ebb_tlbf *f, const ebb_hash128 *h, size_t n)
 {
-    bit_ref refs[BATCH_CHUNK * EBB_APBF_MAX_K];
+    ebb_slice_probe refs[BATCH_CHUNK * EBB_APBF_MAX_K];
     size_t at = 0;
     for (uint32_t i = 0; i < f->k; i++) {
         const tlbf_slice *s = ebb_tlbf_at(f, i);
@@ -833,11 +830,28 @@ ebb_status ebb_tlbf_add(ebb_tlbf *f, const void *key, size_t len,
     return ebb_tlbf_add_hash(f, ebb_tlbf_hash(f, key, len), now);
 }
 
+/* Logical slice i's read for h, and its test: the walk of one query and
+ * the interleaved walks of a batch (core/agebatch.h) share them. */
+static inline void slice_locate(const void *filter, ebb_hash128 h, uint32_t i,
+                                ebb_slice_probe *probe)
+{
+    const tlbf_slice *s = ebb_tlbf_at(filter, i);
+    *probe = ebb_slice_locate(s->bits, h, s->hash_index, s->nbits);
+}
+
+static inline bool slice_probe_matches(const void *filter,
+                                       const ebb_slice_probe *probe)
+{
+    (void)filter;
+    return ebb_slice_probe_test(probe);
+}
+
 static inline bool slice_matches(const void *filter, ebb_hash128 h,
                                  uint32_t i)
 {
-    const tlbf_slice *s = ebb_tlbf_at(filter, i);
-    return ebb_slice_test(s->bits, h, s->hash_index, s->nbits);
+    ebb_slice_probe probe;
+    slice_locate(filter, h, i, &probe);
+    return ebb_slice_probe_test(&probe);
 }
 
 /* A query answers at the time it is given (INT64_MIN aside). Before the
@@ -901,15 +915,13 @@ size_t ebb_tlbf_contains_batch(const ebb_tlbf *f, const ebb_hash128 *hashes,
 {
     /* the same for the whole batch */
     uint32_t live = ebb_tlbf_live(f, query_time(f, now));
-    size_t found = 0;
-    for (size_t i = 0; i < n; i++) {
-        bool hit = live >= f->k && ebb_age_query(f->k, live - f->k,
-                                                 slice_matches, f, hashes[i],
-                                                 NULL);
-        out[i] = hit;
-        found += hit;
+    if (live < f->k) {
+        for (size_t i = 0; i < n; i++)
+            out[i] = false;
+        return 0;
     }
-    return found;
+    return ebb_age_query_batch(f, f->k, live - f->k, hashes, n, out,
+                               slice_locate, slice_probe_matches);
 }
 
 ebb_status ebb_tlbf_add_now(ebb_tlbf *f, const void *key, size_t len)
