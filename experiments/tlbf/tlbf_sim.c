@@ -127,11 +127,21 @@ void tlbf_run_init(tlbf_run *run, const exp_context *ctx, uint32_t unit,
                    double fp, uint64_t initial_capacity,
                    const tlbf_profile *profile)
 {
+    tlbf_run_init_shape(run, ctx, unit, fp, 0, 0, initial_capacity, profile);
+}
+
+void tlbf_run_init_shape(tlbf_run *run, const exp_context *ctx,
+                         uint32_t unit, double fp, uint32_t k, uint32_t l,
+                         uint64_t initial_capacity,
+                         const tlbf_profile *profile)
+{
     memset(run, 0, sizeof *run);
     ebb_tlbf_config config;
     memset(&config, 0, sizeof config);
     config.span_ns = TLBF_SIM_SPAN;
     config.fp = fp;
+    config.k = k;
+    config.l = l;
     config.max_npws = 0.0;
     config.initial_capacity = initial_capacity;
     config.max_memory = TLBF_SIM_MEMORY;
@@ -262,6 +272,11 @@ uint64_t tlbf_run_slice_bits(const tlbf_run *run)
     for (uint32_t i = 0; i < run->filter->count; i++)
         bits += ebb_tlbf_at(run->filter, i)->nbits;
     return bits;
+}
+
+uint64_t tlbf_run_estimate(const tlbf_run *run)
+{
+    return run->filter->estimate;
 }
 
 /* ------------------------------------------------------------------------ */

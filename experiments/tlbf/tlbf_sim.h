@@ -111,6 +111,12 @@ typedef struct tlbf_run {
 void tlbf_run_init(tlbf_run *run, const exp_context *ctx, uint32_t unit,
                    double fp, uint64_t initial_capacity,
                    const tlbf_profile *profile);
+/* The same with an explicit shape (ebb_tlbf_config.k and .l): both 0 lets
+ * the library choose for fp, as tlbf_run_init does. */
+void tlbf_run_init_shape(tlbf_run *run, const exp_context *ctx,
+                         uint32_t unit, double fp, uint32_t k, uint32_t l,
+                         uint64_t initial_capacity,
+                         const tlbf_profile *profile);
 void tlbf_run_free(tlbf_run *run);
 
 /* Adds every arrival at relative times <= until, querying each earlier key
@@ -138,6 +144,12 @@ uint64_t tlbf_run_requery(tlbf_run *run, int64_t from, int64_t to, int64_t q,
  * paper's notion of the filter's size; memory_bytes adds the handle, the
  * slice descriptors, block alignment and size classes. */
 uint64_t tlbf_run_slice_bits(const tlbf_run *run);
+
+/* Insertions per generation the filter now sizes its slices for (its
+ * smoothed rate estimate): beside the true items per generation, how far
+ * the sizing settled from the rate (the estimate ignores observations
+ * within 1/8 of it, docs/tlbf.md). */
+uint64_t tlbf_run_estimate(const tlbf_run *run);
 
 /* Over the slices no longer written (positions k and beyond): the mean of
  * n_i / c_i (how full they ended, 1 = fill ratio 1/2) and the largest
