@@ -98,7 +98,7 @@ static inline uint64_t *ebb_apbf_slice(const ebb_apbf *f, uint32_t pos)
 static inline uint32_t ebb_apbf_part_bit(const ebb_apbf *f, uint64_t scrambled,
                                          uint32_t p)
 {
-    uint32_t part_bits = f->block_bits / f->block_hashes;
+    uint32_t part_bits = UINT32_C(1) << f->field_bits; /* B / b, no division */
     uint64_t field = scrambled >> (64u - (p + 1u) * f->field_bits);
     return p * part_bits + (uint32_t)(field & (part_bits - 1u));
 }
