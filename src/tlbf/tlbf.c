@@ -846,6 +846,20 @@ static inline bool slice_probe_matches(const void *filter,
     return ebb_slice_probe_test(probe);
 }
 
+/* A slice as the batch walk needs it. */
+typedef struct slice_view {
+    uint64_t *bits;
+    uint64_t nbits;
+    uint32_t hash_index;
+} slice_view;
+
+static inline void view_locate(const void *views, ebb_hash128 h, uint32_t i,
+                               ebb_slice_probe *probe)
+{
+    const slice_view *v = (const slice_view *)views + i;
+    *probe = ebb_slice_locate(v->bits, h, v->hash_index, v->nbits);
+}
+
 static inline bool slice_matches(const void *filter, ebb_hash128 h,
                                  uint32_t i)
 {
@@ -920,8 +934,16 @@ size_t ebb_tlbf_contains_batch(const ebb_tlbf *f, const ebb_hash128 *hashes,
             out[i] = false;
         return 0;
     }
-    return ebb_age_query_batch(f, f->k, live - f->k, hashes, n, out,
-                               slice_locate, slice_probe_matches);
+    /* The live slices' descriptors, copied densely in age order: the
+     * walks then find a slice's bits without the ring's 64-byte entries,
+     * which the batch's prefetched lines push out of L1. */
+    slice_view views[EBB_APBF_MAX_K + EBB_TLBF_MAX_EXTRA];
+    for (uint32_t i = 0; i < live; i++) {
+        const tlbf_slice *s = ebb_tlbf_at(f, i);
+        views[i] = (slice_view){s->bits, s->nbits, s->hash_index};
+    }
+    return ebb_age_query_batch(views, f->k, live - f->k, hashes, n, out,
+                               view_locate, slice_probe_matches);
 }
 
 ebb_status ebb_tlbf_add_now(ebb_tlbf *f, const void *key, size_t len)
