@@ -259,21 +259,17 @@ static void describe(const row *r, char *buf, size_t size)
 static void check_paper_bits(exp_context *ctx, const row *r, const char *who)
 {
     unsigned f = r->spec.f;
-    if (inside_paper(r->slice_bits, f)) {
-        exp_check(ctx, EXP_CHECK_PAPER, true,
-                  "%s: %.2f slice bits per item inside the paper's %.0f-%.0f",
-                  who, r->slice_bits, paper_min[f], paper_max[f]);
-        return;
-    }
     double low = sized_bits_per_item(r->k, r->l, SIZING_LOW);
     double high = sized_bits_per_item(r->k, r->l, SIZING_HIGH);
-    exp_check(ctx, EXP_CHECK_DISCREPANCY, r->slice_bits >= low &&
-                                              r->slice_bits <= high,
-              "%s: %.2f slice bits per item %s the paper's %.0f-%.0f, within "
-              "%.2f-%.2f, the sizing 8/9 to 8/7 around (k + l) k / (l ln 2) "
-              "= %.2f that the estimator's dead band allows",
+    bool inside = inside_paper(r->slice_bits, f);
+    bool in_band = r->slice_bits >= low && r->slice_bits <= high;
+    exp_check(ctx, inside ? EXP_CHECK_PAPER : EXP_CHECK_DISCREPANCY,
+              inside || in_band,
+              "%s: %.2f slice bits per item %s the paper's %.0f-%.0f; the "
+              "sizing 8/9 to 8/7 that the estimator's dead band allows "
+              "around (k + l) k / (l ln 2) = %.2f gives %.2f-%.2f",
               who, r->slice_bits, placement(r->slice_bits, f), paper_min[f],
-              paper_max[f], low, high, r->analytic);
+              paper_max[f], r->analytic, low, high);
 }
 
 /* ebb's default shape: inside the range at 0.1 and 0.01; below it from
