@@ -122,6 +122,26 @@ void support_alloc_fail_nth(uint64_t n, bool and_after) {
     counters.failures = 0;
 }
 
+int support_setup_counting(void **state) {
+    (void)state;
+    support_alloc_install(true);
+    return 0;
+}
+
+int support_setup_counting_unzeroed(void **state) {
+    (void)state;
+    support_alloc_install(false);
+    return 0;
+}
+
+int support_teardown_counting(void **state) {
+    (void)state;
+    assert_int_equal(support_alloc_live_count(), 0);
+    assert_int_equal(support_alloc_live_bytes(), 0);
+    support_alloc_uninstall();
+    return 0;
+}
+
 uint64_t support_mix64(uint64_t x) {
     x = (x ^ (x >> 30)) * UINT64_C(0xbf58476d1ce4e5b9);
     x = (x ^ (x >> 27)) * UINT64_C(0x94d049bb133111eb);

@@ -67,6 +67,17 @@ void support_alloc_fail_nth(uint64_t n, bool and_after);
 /* Allocation calls that returned NULL (plan or cap) since the last plan. */
 uint64_t support_alloc_failures(void);
 
+/* cmocka fixtures around every test: install the counting allocator, with
+ * alloc_zeroed or without it (fresh blocks then hold garbage, so a filter
+ * that forgets to clear memory shows it); afterwards check that nothing is
+ * left allocated and restore libc's allocator. */
+int support_setup_counting(void **state);
+int support_setup_counting_unzeroed(void **state);
+int support_teardown_counting(void **state);
+/* A cmocka test entry between one of those setups and the teardown. */
+#define SUPPORT_TEST(f, setup)                                                 \
+    cmocka_unit_test_setup_teardown(f, setup, support_teardown_counting)
+
 /* ------------------------------------------------------------------------ */
 /* Keys                                                                     */
 /* ------------------------------------------------------------------------ */

@@ -28,26 +28,6 @@
 static char out_sentinel;
 #define OUT_SENTINEL ((ebb_apbf *)(void *)&out_sentinel)
 
-static int setup_with_zeroed(void **state) {
-    (void)state;
-    support_alloc_install(true);
-    return 0;
-}
-
-static int setup_without_zeroed(void **state) {
-    (void)state;
-    support_alloc_install(false);
-    return 0;
-}
-
-static int teardown_counting(void **state) {
-    (void)state;
-    assert_int_equal(support_alloc_live_count(), 0);
-    assert_int_equal(support_alloc_live_bytes(), 0);
-    support_alloc_uninstall();
-    return 0;
-}
-
 /* An entry point that produces a filter. */
 typedef ebb_status (*make_fn)(ebb_apbf **out, const void *context);
 
@@ -288,22 +268,20 @@ static void operations_never_allocate(void **state) {
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_teardown(create_under_failures_with_zeroed,
-                                  teardown_counting),
+                                  support_teardown_counting),
         cmocka_unit_test_teardown(create_under_failures_without_zeroed,
-                                  teardown_counting),
+                                  support_teardown_counting),
         cmocka_unit_test_teardown(load_under_failures_with_zeroed,
-                                  teardown_counting),
+                                  support_teardown_counting),
         cmocka_unit_test_teardown(load_under_failures_without_zeroed,
-                                  teardown_counting),
-        cmocka_unit_test_teardown(choose_under_failures, teardown_counting),
-        cmocka_unit_test_setup_teardown(accounting_with_zeroed, setup_with_zeroed,
-                                        teardown_counting),
-        cmocka_unit_test_setup_teardown(accounting_without_zeroed,
-                                        setup_without_zeroed,
-                                        teardown_counting),
-        cmocka_unit_test_setup_teardown(operations_never_allocate,
-                                        setup_without_zeroed,
-                                        teardown_counting),
+                                  support_teardown_counting),
+        cmocka_unit_test_teardown(choose_under_failures,
+                                  support_teardown_counting),
+        SUPPORT_TEST(accounting_with_zeroed, support_setup_counting),
+        SUPPORT_TEST(accounting_without_zeroed,
+                     support_setup_counting_unzeroed),
+        SUPPORT_TEST(operations_never_allocate,
+                     support_setup_counting_unzeroed),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

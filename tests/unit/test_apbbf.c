@@ -59,20 +59,6 @@ static const uint32_t TABLE3[][4] = {
 static char out_sentinel;
 #define OUT_SENTINEL ((ebb_apbf *)(void *)&out_sentinel)
 
-static int setup_counting(void **state) {
-    (void)state;
-    support_alloc_install(true);
-    return 0;
-}
-
-static int teardown_counting(void **state) {
-    (void)state;
-    assert_int_equal(support_alloc_live_count(), 0);
-    assert_int_equal(support_alloc_live_bytes(), 0);
-    support_alloc_uninstall();
-    return 0;
-}
-
 static void sentinel_params(ebb_apbf_params *params) {
     memset(params, SENTINEL_BYTE, sizeof *params);
 }
@@ -831,8 +817,7 @@ static void chooser_with_npws_bound_has_least_memory(void **state) {
         check_choice(&targets[t]);
 }
 
-#define TEST(f)                                                                \
-    cmocka_unit_test_setup_teardown(f, setup_counting, teardown_counting)
+#define TEST(f) SUPPORT_TEST(f, support_setup_counting)
 
 int main(void) {
     const struct CMUnitTest tests[] = {

@@ -15,20 +15,6 @@
 #include "ebb/ebb.h"
 #include "support.h"
 
-static int setup_counting(void **state) {
-    (void)state;
-    support_alloc_install(false);
-    return 0;
-}
-
-static int teardown_counting(void **state) {
-    (void)state;
-    assert_int_equal(support_alloc_live_count(), 0);
-    assert_int_equal(support_alloc_live_bytes(), 0);
-    support_alloc_uninstall();
-    return 0;
-}
-
 static ebb_apbf *make_filter(uint32_t k, uint32_t l, uint64_t window,
                              uint64_t seed) {
     ebb_apbf_params params;
@@ -368,8 +354,7 @@ static void destroy_null_is_a_no_op(void **state) {
     ebb_apbf_destroy(NULL);
 }
 
-#define TEST(f)                                                                \
-    cmocka_unit_test_setup_teardown(f, setup_counting, teardown_counting)
+#define TEST(f) SUPPORT_TEST(f, support_setup_counting_unzeroed)
 
 int main(void) {
     const struct CMUnitTest tests[] = {

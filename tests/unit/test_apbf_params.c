@@ -40,20 +40,6 @@ static bool params_untouched(const ebb_apbf_params *params) {
     return true;
 }
 
-static int setup_counting(void **state) {
-    (void)state;
-    support_alloc_install(true);
-    return 0;
-}
-
-static int teardown_counting(void **state) {
-    (void)state;
-    assert_int_equal(support_alloc_live_count(), 0);
-    assert_int_equal(support_alloc_live_bytes(), 0);
-    support_alloc_uninstall();
-    return 0;
-}
-
 /* Calls choose and checks the failure contract. */
 static void expect_choose_fails(uint64_t window, double fp, double max_npws,
                                 ebb_status want) {
@@ -444,8 +430,7 @@ static void choose_meets_its_targets(void **state) {
     assert_int_equal(support_alloc_live_count(), 0);
 }
 
-#define TEST(f)                                                                \
-    cmocka_unit_test_setup_teardown(f, setup_counting, teardown_counting)
+#define TEST(f) SUPPORT_TEST(f, support_setup_counting)
 
 int main(void) {
     const struct CMUnitTest tests[] = {

@@ -39,19 +39,6 @@ static const uint32_t TABLE2_SHAPES[][2] = {
 };
 #define SHAPES (sizeof TABLE2_SHAPES / sizeof TABLE2_SHAPES[0])
 
-static int setup_counting(void **state) {
-    (void)state;
-    support_alloc_install(true);
-    return 0;
-}
-
-static int teardown_counting(void **state) {
-    (void)state;
-    assert_int_equal(support_alloc_live_count(), 0);
-    support_alloc_uninstall();
-    return 0;
-}
-
 /* Half the shapes sized by window (params_from_kl), half by slice bits as
  * in the paper (params_from_klm), so both sizing paths are exercised. */
 static ebb_apbf_params shape_params(size_t row) {
@@ -229,8 +216,7 @@ static void no_false_negatives_at_the_edges(void **state) {
     }
 }
 
-#define TEST(f)                                                                \
-    cmocka_unit_test_setup_teardown(f, setup_counting, teardown_counting)
+#define TEST(f) SUPPORT_TEST(f, support_setup_counting)
 
 int main(void) {
     const struct CMUnitTest tests[] = {

@@ -51,20 +51,6 @@ static const size_t BATCH_SIZES[] = {1, 3, 16, 17, 100, 1000};
 /* Keys per stream: many generations of every shape. */
 #define STREAM 3000u
 
-static int setup_counting(void **state) {
-    (void)state;
-    support_alloc_install(false);
-    return 0;
-}
-
-static int teardown_counting(void **state) {
-    (void)state;
-    assert_int_equal(support_alloc_live_count(), 0);
-    assert_int_equal(support_alloc_live_bytes(), 0);
-    support_alloc_uninstall();
-    return 0;
-}
-
 static ebb_apbf *make_filter(const shape *s, uint64_t seed) {
     ebb_apbf_params p;
     ebb_apbf *filter = NULL;
@@ -448,8 +434,7 @@ static void fast_paths_set_the_general_bits(void **state) {
     }
 }
 
-#define TEST(f)                                                                \
-    cmocka_unit_test_setup_teardown(f, setup_counting, teardown_counting)
+#define TEST(f) SUPPORT_TEST(f, support_setup_counting_unzeroed)
 
 int main(void) {
     const struct CMUnitTest tests[] = {

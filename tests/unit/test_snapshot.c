@@ -58,20 +58,6 @@ enum {
 static char out_sentinel;
 #define OUT_SENTINEL ((ebb_apbf *)(void *)&out_sentinel)
 
-static int setup_counting(void **state) {
-    (void)state;
-    support_alloc_install(true);
-    return 0;
-}
-
-static int teardown_counting(void **state) {
-    (void)state;
-    assert_int_equal(support_alloc_live_count(), 0);
-    assert_int_equal(support_alloc_live_bytes(), 0);
-    support_alloc_uninstall();
-    return 0;
-}
-
 /* A snapshot in a malloc'd buffer (not the counting allocator: the test's
  * own memory must not look like a leak of the library). */
 typedef struct snapshot {
@@ -612,8 +598,7 @@ static void rejects_bits_beyond_a_slice(void **state) {
     free(s.bytes);
 }
 
-#define TEST(f)                                                                \
-    cmocka_unit_test_setup_teardown(f, setup_counting, teardown_counting)
+#define TEST(f) SUPPORT_TEST(f, support_setup_counting)
 
 int main(void) {
     const struct CMUnitTest tests[] = {

@@ -51,22 +51,6 @@ static char out_sentinel;
 /* Fixtures and helpers                                                     */
 /* ------------------------------------------------------------------------ */
 
-/* The allocator without alloc_zeroed fills fresh blocks with garbage: a
- * filter that forgets to clear memory shows it. */
-static int setup_counting(void **state) {
-    (void)state;
-    support_alloc_install(false);
-    return 0;
-}
-
-static int teardown_counting(void **state) {
-    (void)state;
-    assert_int_equal(support_alloc_live_count(), 0);
-    assert_int_equal(support_alloc_live_bytes(), 0);
-    support_alloc_uninstall();
-    return 0;
-}
-
 static ebb_tlbf_config config_of(double fp, int64_t span, uint64_t initial,
                                  size_t max_memory, ebb_tlbf_policy policy) {
     ebb_tlbf_config c;
@@ -1605,7 +1589,7 @@ static void convenience_forms_use_the_realtime_clock(void **state) {
     ebb_tlbf_destroy(f);
 }
 
-#define TEST(f) cmocka_unit_test_setup_teardown(f, setup_counting, teardown_counting)
+#define TEST(f) SUPPORT_TEST(f, support_setup_counting_unzeroed)
 
 int main(void) {
     const struct CMUnitTest tests[] = {

@@ -44,20 +44,6 @@ static const double LN2 = 0.693147180559945309417;
 static char out_sentinel;
 #define OUT_SENTINEL ((ebb_tlbf *)(void *)&out_sentinel)
 
-static int setup_counting(void **state) {
-    (void)state;
-    support_alloc_install(false);
-    return 0;
-}
-
-static int teardown_counting(void **state) {
-    (void)state;
-    assert_int_equal(support_alloc_live_count(), 0);
-    assert_int_equal(support_alloc_live_bytes(), 0);
-    support_alloc_uninstall();
-    return 0;
-}
-
 static ebb_tlbf *create_or_fail(double fp, int64_t span, uint64_t initial,
                                 ebb_tlbf_policy policy, uint64_t seed) {
     ebb_tlbf_config c;
@@ -922,7 +908,7 @@ static void load_survives_every_allocation_failure(void **state) {
     tlbf_snap_free(&s);
 }
 
-#define TEST(f) cmocka_unit_test_setup_teardown(f, setup_counting, teardown_counting)
+#define TEST(f) SUPPORT_TEST(f, support_setup_counting_unzeroed)
 
 int main(void) {
     const struct CMUnitTest tests[] = {
