@@ -28,14 +28,15 @@ json_value() {
     } END { if (!found) exit 1 }' "$1"
 }
 
-# json_shape_ok <file>: one line, one object, exactly the nine keys once
-# each, integers where the value counts something, JSON reals elsewhere.
-json_shape_ok() {
-    awk '
+# json_keys_ok <file> <integer keys> <real keys>: one line, one object, each
+# key exactly once, integers where the value counts something, JSON reals
+# elsewhere, no other key.
+json_keys_ok() {
+    awk -v ints_list="$2" -v reals_list="$3" '
     BEGIN {
-        split("k l slice_bits memory_bytes slack", ints, " ")
+        split(ints_list, ints, " ")
         for (i in ints) kind["\"" ints[i] "\""] = "int"
-        split("bits_per_item fp npws accesses_false", reals, " ")
+        split(reals_list, reals, " ")
         for (i in reals) kind["\"" reals[i] "\""] = "real"
         ok = 1
     }
@@ -62,6 +63,12 @@ json_shape_ok() {
         for (key in kind) if (!(key in seen)) { print "missing " key; ok = 0 }
         exit !ok
     }' "$1" >&2
+}
+
+# json_shape_ok <file>: the nine keys of a count window.
+json_shape_ok() {
+    json_keys_ok "$1" "k l slice_bits memory_bytes slack" \
+        "bits_per_item fp npws accesses_false"
 }
 
 # The worst-case false-positive rate, computed here independently: slice i
@@ -466,39 +473,11 @@ check "dedup --max-accesses 5 builds the shape params describes" \
 
 # --- Time windows (TLBF) -------------------------------------------------
 
-# time_json_shape_ok <file>: one object with exactly the eleven keys.
+# time_json_shape_ok <file>: the eleven keys of a time window.
 time_json_shape_ok() {
-    awk '
-    BEGIN {
-        split("k l span_ns generation_ns items_per_generation slice_bits memory_bytes slack_ns", ints, " ")
-        for (i in ints) kind["\"" ints[i] "\""] = "int"
-        split("bits_per_item fp npws", reals, " ")
-        for (i in reals) kind["\"" reals[i] "\""] = "real"
-        ok = 1
-    }
-    NR > 1 { print "more than one line"; ok = 0 }
-    NR == 1 {
-        if ($0 !~ /^\{.*\}$/) { print "not one object"; ok = 0 }
-        body = $0; sub(/^\{/, "", body); sub(/\}$/, "", body)
-        n = split(body, pairs, ", ")
-        for (i = 1; i <= n; i++) {
-            if (split(pairs[i], kv, ": ") != 2) {
-                print "malformed pair " pairs[i]; ok = 0; continue
-            }
-            if (!(kv[1] in kind)) { print "unexpected key " kv[1]; ok = 0 }
-            else if (seen[kv[1]]++) { print "repeated key " kv[1]; ok = 0 }
-            else if (kind[kv[1]] == "int" && kv[2] !~ /^(0|[1-9][0-9]*)$/) {
-                print "not an integer: " pairs[i]; ok = 0
-            } else if (kind[kv[1]] == "real" &&
-                       kv[2] !~ /^-?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][-+]?[0-9]+)?$/) {
-                print "not a JSON number: " pairs[i]; ok = 0
-            }
-        }
-    }
-    END {
-        for (key in kind) if (!(key in seen)) { print "missing " key; ok = 0 }
-        exit !ok
-    }' "$1" >&2
+    json_keys_ok "$1" \
+        "k l span_ns generation_ns items_per_generation slice_bits memory_bytes slack_ns" \
+        "bits_per_item fp npws"
 }
 
 # time_case <name> <span> <span ns> <rate> <fp> [more params options]
