@@ -472,3 +472,29 @@ bool exp_reads_close(double measured, double predicted)
 {
     return exp_relative_error(measured, predicted) <= 0.05;
 }
+
+bool exp_worst_reads_close(const exp_worst *w, const ebb_apbf_accesses *predicted)
+{
+    return exp_reads_close(exp_worst_window_reads(w), predicted->window_item) &&
+           exp_reads_close(exp_worst_fp_reads(w), predicted->false_positive) &&
+           exp_reads_close(exp_worst_false_reads(w), predicted->false_query);
+}
+
+const char *exp_mark(bool ok)
+{
+    return ok ? "yes" : "**no**";
+}
+
+void exp_md_reads_cells(FILE *md, const double paper[3],
+                        const ebb_apbf_accesses *model,
+                        const ebb_apbf_accesses *shape, const exp_worst *w)
+{
+    fprintf(md,
+            " %.2f / %.3f / %.3f / %.3f | %.2f / %.3f / %.3f / %.3f | "
+            "%.2f / %.3f / %.3f / %.3f | %s |\n",
+            paper[0], model->window_item, shape->window_item,
+            exp_worst_window_reads(w), paper[1], model->false_positive,
+            shape->false_positive, exp_worst_fp_reads(w), paper[2],
+            model->false_query, shape->false_query, exp_worst_false_reads(w),
+            exp_mark(exp_worst_reads_close(w, shape)));
+}

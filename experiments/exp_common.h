@@ -198,6 +198,20 @@ uint64_t exp_probes_for(double fp, double target_hits, double least,
 /* A measured mean of reads within 5% of the prediction (the issue's bar). */
 bool exp_reads_close(double measured, double predicted);
 
+/* All three measured means of w within 5% of the predicted ones. */
+bool exp_worst_reads_close(const exp_worst *w, const ebb_apbf_accesses *predicted);
+
+/* The three access cells of a Table 2 or 3 markdown row (window items,
+ * false positives, false answers), each "paper / model / exact shape /
+ * measured", followed by the within-5% mark. paper holds the paper's three
+ * values in that order. */
+void exp_md_reads_cells(FILE *md, const double paper[3],
+                        const ebb_apbf_accesses *model,
+                        const ebb_apbf_accesses *shape, const exp_worst *w);
+
+/* "yes", or a bold "no" that stands out in a table. */
+const char *exp_mark(bool ok);
+
 /* ------------------------------------------------------------------------ */
 /* Generation tracker: the exact model of a filter under any key stream     */
 /* ------------------------------------------------------------------------ */

@@ -176,10 +176,7 @@ static void check_paper(exp_context *ctx, const struct paper_row *p,
 
 static bool all_reads_close(const row_result *r)
 {
-    const exp_worst *w = &r->measured;
-    return exp_reads_close(exp_worst_window_reads(w), r->reads_shape.window_item) &&
-           exp_reads_close(exp_worst_fp_reads(w), r->reads_shape.false_positive) &&
-           exp_reads_close(exp_worst_false_reads(w), r->reads_shape.false_query);
+    return exp_worst_reads_close(&r->measured, &r->reads_shape);
 }
 
 static void check_measured(exp_context *ctx, const struct paper_row *p,
@@ -243,11 +240,6 @@ static void write_csv_row(FILE *csv, const struct paper_row *p,
             r->npws);
 }
 
-static const char *mark(bool ok)
-{
-    return ok ? "yes" : "**no**";
-}
-
 static void md_fp_row(FILE *md, const struct paper_row *p,
                       const row_result *r)
 {
@@ -262,7 +254,7 @@ static void md_fp_row(FILE *md, const struct paper_row *p,
             r->fp_geometric, 100.0 * (r->fp_geometric / r->fp_linear - 1.0),
             r->fp_shape, exp_worst_rate(w),
             exp_binomial_sd(w->probes, r->fp_shape), w->hits, z,
-            mark(fabs(z) <= 3.0));
+            exp_mark(fabs(z) <= 3.0));
 }
 
 static void md_eff_row(FILE *md, const struct paper_row *p,
@@ -283,16 +275,9 @@ static void md_eff_row(FILE *md, const struct paper_row *p,
 static void md_reads_row(FILE *md, const struct paper_row *p,
                          const row_result *r)
 {
-    const exp_worst *w = &r->measured;
-    fprintf(md,
-            "| %u | %u | %.2f / %.3f / %.3f / %.3f | %.2f / %.3f / %.3f / %.3f "
-            "| %.2f / %.3f / %.3f / %.3f | %s |\n",
-            p->k, p->l, p->window, r->reads_linear.window_item,
-            r->reads_shape.window_item, exp_worst_window_reads(w), p->fp_reads,
-            r->reads_linear.false_positive, r->reads_shape.false_positive,
-            exp_worst_fp_reads(w), p->false_reads, r->reads_linear.false_query,
-            r->reads_shape.false_query, exp_worst_false_reads(w),
-            mark(all_reads_close(r)));
+    const double paper[3] = {p->window, p->fp_reads, p->false_reads};
+    fprintf(md, "| %u | %u |", p->k, p->l);
+    exp_md_reads_cells(md, paper, &r->reads_linear, &r->reads_shape, &r->measured);
 }
 
 static void write_markdown(FILE *md, const row_result *rows)

@@ -167,10 +167,7 @@ static uint64_t probes_for(double fp)
 
 static bool all_reads_close(const row_result *r)
 {
-    const exp_worst *w = &r->measured;
-    return exp_reads_close(exp_worst_window_reads(w), r->reads_shape.window_item) &&
-           exp_reads_close(exp_worst_fp_reads(w), r->reads_shape.false_positive) &&
-           exp_reads_close(exp_worst_false_reads(w), r->reads_shape.false_query);
+    return exp_worst_reads_close(&r->measured, &r->reads_shape);
 }
 
 #define ROW_FMT "(%u,%u,%u,%u)"
@@ -258,11 +255,6 @@ static void write_csv_row(FILE *csv, const struct paper_row *p,
             r->npws_design, r->npws_shape);
 }
 
-static const char *mark(bool ok)
-{
-    return ok ? "yes" : "**no**";
-}
-
 static void md_fp_row(FILE *md, const struct paper_row *p,
                       const row_result *r)
 {
@@ -273,9 +265,9 @@ static void md_fp_row(FILE *md, const struct paper_row *p,
             "%s | %.4g | %.4g ± %.2g | %" PRIu64 " | %+.2f | %s |\n",
             ROW_ARGS(p), r->shape.slice_bits / r->shape.block_bits,
             r->shape.generation, p->apbbf_fp, r->fp_design,
-            mark(exp_agrees(r->fp_design, p->apbbf_fp, 7)), r->fp_shape,
+            exp_mark(exp_agrees(r->fp_design, p->apbbf_fp, 7)), r->fp_shape,
             exp_worst_rate(w), exp_binomial_sd(w->probes, r->fp_shape),
-            w->hits, z, mark(fabs(z) <= 3.0));
+            w->hits, z, exp_mark(fabs(z) <= 3.0));
 }
 
 static void md_compare_row(FILE *md, const struct paper_row *p,
@@ -285,25 +277,18 @@ static void md_compare_row(FILE *md, const struct paper_row *p,
             "| %u | %u | %u | %u | %.7f | %.7f | %s | %.4g | %.3f | %.4f | "
             "%s | %.2f | %.4f | %s |\n",
             ROW_ARGS(p), p->apbf_fp, r->fp_apbf_linear,
-            mark(exp_agrees(r->fp_apbf_linear, p->apbf_fp, 7)),
+            exp_mark(exp_agrees(r->fp_apbf_linear, p->apbf_fp, 7)),
             r->fp_apbf_geometric, p->capacity,
-            r->capacity, mark(exp_agrees(r->capacity, p->capacity, 3)),
-            p->npws, r->npws_shape, mark(exp_agrees(r->npws_shape, p->npws, 2)));
+            r->capacity, exp_mark(exp_agrees(r->capacity, p->capacity, 3)),
+            p->npws, r->npws_shape, exp_mark(exp_agrees(r->npws_shape, p->npws, 2)));
 }
 
 static void md_reads_row(FILE *md, const struct paper_row *p,
                          const row_result *r)
 {
-    const exp_worst *w = &r->measured;
-    fprintf(md,
-            "| %u | %u | %u | %u | %.2f / %.3f / %.3f / %.3f | "
-            "%.2f / %.3f / %.3f / %.3f | %.2f / %.3f / %.3f / %.3f | %s |\n",
-            ROW_ARGS(p), p->window, r->reads_design.window_item,
-            r->reads_shape.window_item, exp_worst_window_reads(w), p->fp_reads,
-            r->reads_design.false_positive, r->reads_shape.false_positive,
-            exp_worst_fp_reads(w), p->false_reads, r->reads_design.false_query,
-            r->reads_shape.false_query, exp_worst_false_reads(w),
-            mark(all_reads_close(r)));
+    const double paper[3] = {p->window, p->fp_reads, p->false_reads};
+    fprintf(md, "| %u | %u | %u | %u |", ROW_ARGS(p));
+    exp_md_reads_cells(md, paper, &r->reads_design, &r->reads_shape, &r->measured);
 }
 
 static void write_table3_markdown(FILE *md, const row_result *rows)
@@ -425,7 +410,7 @@ static void table4(exp_context *ctx)
                 "%.2f | %.2f | %s | %s | %.2f | %.2f | %.4f |\n",
                 ROW_ARGS(p), p->fp, r.fp_design, p->swamp_bits,
                 p->apbbf_bits, r.bits, r.design_bits, r.allocated_bits,
-                mark(agrees), mark(smaller), p->swamp_npws, p->apbbf_npws,
+                exp_mark(agrees), exp_mark(smaller), p->swamp_npws, p->apbbf_npws,
                 r.npws);
     }
     exp_close(csv, "table4.csv");

@@ -115,3 +115,29 @@ run_lane() {
         echo "  $prefix$name: exit $status, $((SECONDS - t0)) s"
     done
 }
+
+# run_two_lanes WHO PREFIX "LANE A NAMES" "LANE B NAMES": runs the two lanes
+# at once, one per core, then exits 2 (with the log) when a program failed
+# with an error, and sets fatal=1 when one only reported a fatal check.
+run_two_lanes() {
+    local who=$1 prefix=$2 name status pid_a pid_b
+    local -a lane_a lane_b
+    read -r -a lane_a <<<"$3"
+    read -r -a lane_b <<<"$4"
+    run_lane "$prefix" "${lane_a[@]}" &
+    pid_a=$!
+    run_lane "$prefix" "${lane_b[@]}" &
+    pid_b=$!
+    wait "$pid_a"
+    wait "$pid_b"
+    fatal=0
+    for name in "${lane_a[@]}" "${lane_b[@]}"; do
+        status=$(cat "$work_dir/$name.status")
+        if [[ $status -ge 2 ]]; then
+            echo "$who: $prefix$name failed:" >&2
+            cat "$work_dir/$name.log" >&2
+            exit 2
+        fi
+        [[ $status -eq 0 ]] || fatal=1
+    done
+}

@@ -54,23 +54,7 @@ mkdir -p "$work_dir" "$out_dir"
 started=$SECONDS
 
 echo "experiments: seed $seed, outputs in ${out_dir#"$root"/}"
-run_lane exp_ "${lane_a[@]}" &
-pid_a=$!
-run_lane exp_ "${lane_b[@]}" &
-pid_b=$!
-wait "$pid_a"
-wait "$pid_b"
-
-fatal=0
-for name in "${lane_a[@]}" "${lane_b[@]}"; do
-    status=$(cat "$work_dir/$name.status")
-    if [[ $status -ge 2 ]]; then
-        echo "run.sh: exp_$name failed:" >&2
-        cat "$work_dir/$name.log" >&2
-        exit 2
-    fi
-    [[ $status -eq 0 ]] || fatal=1
-done
+run_two_lanes "run.sh" exp_ "${lane_a[*]}" "${lane_b[*]}"
 
 # ---------------------------------------------------------------------------
 # Figures

@@ -60,23 +60,7 @@ mkdir -p "$work_dir" "$out_dir"
 started=$SECONDS
 
 echo "tlbf experiments: seed $seed, outputs in ${out_dir#"$root"/}"
-run_lane exp_tlbf_ "${lane_a[@]}" &
-pid_a=$!
-run_lane exp_tlbf_ "${lane_b[@]}" &
-pid_b=$!
-wait "$pid_a"
-wait "$pid_b"
-
-fatal=0
-for name in "${lane_a[@]}" "${lane_b[@]}"; do
-    status=$(cat "$work_dir/$name.status")
-    if [[ $status -ge 2 ]]; then
-        echo "tlbf/run.sh: exp_tlbf_$name failed:" >&2
-        cat "$work_dir/$name.log" >&2
-        exit 2
-    fi
-    [[ $status -eq 0 ]] || fatal=1
-done
+run_two_lanes "tlbf/run.sh" exp_tlbf_ "${lane_a[*]}" "${lane_b[*]}"
 
 # ---------------------------------------------------------------------------
 # Figures
