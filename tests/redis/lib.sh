@@ -33,25 +33,7 @@ rm -rf "$WORK"
 mkdir -p "$WORK"
 WORK=$(realpath "$WORK")
 
-failures=0
-checks=0
-
-fail() {
-    echo "FAIL: $*" >&2
-    failures=$((failures + 1))
-}
-
-# check <description> <command...>: the command must succeed.
-check() {
-    local description=$1
-    shift
-    checks=$((checks + 1))
-    if ! "$@"; then
-        fail "$description"
-        return 1
-    fi
-    return 0
-}
+source "$(dirname "${BASH_SOURCE[0]}")/../checks.sh"
 
 # expect <description> <expected> <actual>
 expect() {
@@ -71,19 +53,6 @@ expect_match() {
         return 1
     fi
     return 0
-}
-
-finish() {
-    if [ "$failures" -ne 0 ]; then
-        echo "$failures of $checks checks failed" >&2
-        exit 1
-    fi
-    if [ "$checks" -eq 0 ]; then
-        echo "no checks ran" >&2
-        exit 1
-    fi
-    echo "all $checks checks passed"
-    exit 0
 }
 
 # ------------------------------------------------------------------------
