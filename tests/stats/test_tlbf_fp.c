@@ -48,24 +48,8 @@
 static const double LN2 = 0.693147180559945309417;
 
 static ebb_tlbf *create_or_fail(double fp, uint64_t initial, uint64_t seed) {
-    ebb_tlbf_config c;
-    ebb_tlbf *f = NULL;
-    ebb_status st;
-    memset(&c, 0, sizeof c);
-    c.span_ns = SPAN;
-    c.fp = fp;
-    c.initial_capacity = initial;
-    c.max_memory = LOTS_OF_MEMORY;
-    c.policy = EBB_TLBF_REFUSE;
-    st = ebb_tlbf_create(&c, seed, &f);
-    CHECK(st == EBB_OK, "create: %s", ebb_strerror(st));
-    return f;
-}
-
-static ebb_tlbf_stats stats_of(const ebb_tlbf *f) {
-    ebb_tlbf_stats s;
-    ebb_tlbf_get_stats(f, &s);
-    return s;
+    ebb_tlbf_config c = tlbf_config_of(fp, SPAN, initial, LOTS_OF_MEMORY, EBB_TLBF_REFUSE);
+    return tlbf_create_or_fail(&c, seed);
 }
 
 static scenario constant_stream(double rate, int64_t duration,
@@ -108,7 +92,7 @@ static double binomial_sd(double p, double n) {
 static unsigned constant_rate_fp(double fp, uint64_t seed) {
     const double rate = 100000;
     ebb_tlbf *f = create_or_fail(fp, (uint64_t)rate, seed);
-    ebb_tlbf_stats st = stats_of(f);
+    ebb_tlbf_stats st = tlbf_stats_of(f);
     const double target = ebb_apbf_fp(st.k, st.l);
     /* 1000 expected hits at the target (sd 3% of it), at least 2 10^5
      * queries. */
@@ -126,7 +110,7 @@ static unsigned constant_rate_fp(double fp, uint64_t seed) {
         while (next_query <= t) {
             hits += probe_fresh(f, per_point, next_query, &fresh);
             queries += per_point;
-            model += stats_of(f).current_fp;
+            model += tlbf_stats_of(f).current_fp;
             next_query += every;
         }
         assert_int_equal(ebb_tlbf_add(f, key.bytes, sizeof key.bytes, given),
@@ -134,7 +118,7 @@ static unsigned constant_rate_fp(double fp, uint64_t seed) {
     }
     measured = (double)hits / (double)queries;
     sd = binomial_sd(target, (double)queries);
-    st = stats_of(f);
+    st = tlbf_stats_of(f);
     print_message("  fp %-6g (k %2u, l %3u): measured %.6f over %llu "
                   "queries at %u times, target %.6f (%.3fx, z %+.2f), "
                   "library's current_fp %.6f; %u slices\n",
@@ -190,7 +174,7 @@ static unsigned bits_per_element_row(const bpe_row *row, uint64_t seed,
     int64_t t, given, next_query = EPOCH + warm;
     double memory_bpe = 0.0, bits_bpe = 0.0, ideal;
     int points = 0;
-    ebb_tlbf_stats st = stats_of(f);
+    ebb_tlbf_stats st = tlbf_stats_of(f);
     assert_non_null(times);
     arrivals_begin(&a, &s);
     while (arrivals_next(&a, &t, &given)) {
@@ -202,7 +186,7 @@ static unsigned bits_per_element_row(const bpe_row *row, uint64_t seed,
             while (oldest < count && times[oldest] < next_query - SPAN)
                 oldest++;
             in_span = count - oldest;
-            st = stats_of(f);
+            st = tlbf_stats_of(f);
             memory_bpe += (double)st.memory_bytes * 8.0 / (double)in_span;
             if (points == BPE_POINTS - 1) {
                 tlbf_snap snap = tlbf_snap_save(f);
@@ -265,7 +249,7 @@ static void fp_through_a_burst(double fp, uint64_t seed) {
     const int64_t window = SPAN / 10, first = 2 * SPAN, last = 8 * SPAN;
     enum { WINDOWS = 60 };
     ebb_tlbf *f = create_or_fail(fp, (uint64_t)rate, seed);
-    ebb_tlbf_stats st = stats_of(f);
+    ebb_tlbf_stats st = tlbf_stats_of(f);
     const double target = ebb_apbf_fp(st.k, st.l);
     /* 200 expected hits per window at the target. */
     const uint64_t per_time =
@@ -290,7 +274,7 @@ static void fp_through_a_burst(double fp, uint64_t seed) {
             if (slot < WINDOWS) {
                 hits[slot] += probe_fresh(f, per_time, next_query, &fresh);
                 queries[slot] += per_time;
-                slices[slot] = stats_of(f).slices;
+                slices[slot] = tlbf_stats_of(f).slices;
             }
             next_query += window / WINDOW_QUERY_TIMES;
         }

@@ -49,24 +49,8 @@
 static ebb_tlbf *create_or_fail(double fp, uint64_t initial,
                                 size_t max_memory, ebb_tlbf_policy policy,
                                 uint64_t seed) {
-    ebb_tlbf_config c;
-    ebb_tlbf *f = NULL;
-    ebb_status st;
-    memset(&c, 0, sizeof c);
-    c.span_ns = SPAN;
-    c.fp = fp;
-    c.initial_capacity = initial;
-    c.max_memory = max_memory;
-    c.policy = policy;
-    st = ebb_tlbf_create(&c, seed, &f);
-    CHECK(st == EBB_OK, "create: %s", ebb_strerror(st));
-    return f;
-}
-
-static ebb_tlbf_stats stats_of(const ebb_tlbf *f) {
-    ebb_tlbf_stats s;
-    ebb_tlbf_get_stats(f, &s);
-    return s;
+    ebb_tlbf_config c = tlbf_config_of(fp, SPAN, initial, max_memory, policy);
+    return tlbf_create_or_fail(&c, seed);
 }
 
 static bool has(const ebb_tlbf *f, uint32_t stream, uint64_t index,
@@ -116,7 +100,7 @@ static void run_scenarios(const scenario *shapes, size_t count) {
             p.round_every = SPAN / 20;
             p.round_checks = 2000;
             scenario_run(f, s, &p, &r);
-            end = stats_of(f);
+            end = tlbf_stats_of(f);
             print_message("  %-20s fp %-6g %7llu adds (%5llu back), "
                           "%7llu at t + T, %8llu in rounds; peak %4u slices "
                           "%9zu bytes; resets %llu\n",
@@ -182,7 +166,7 @@ static void idle_gap_expires_everything(void **state) {
                                           EPOCH + (int64_t)i * step),
                              EBB_OK);
         }
-        st = stats_of(f);
+        st = tlbf_stats_of(f);
         target = ebb_apbf_fp(st.k, st.l);
         /* Before any new add: no slice is live, nothing is reported. */
         for (i = 0; i < 2 * n; i++)
@@ -196,7 +180,7 @@ static void idle_gap_expires_everything(void **state) {
                                           after_gap + (int64_t)i * step),
                              EBB_OK);
         }
-        st = stats_of(f);
+        st = tlbf_stats_of(f);
         assert_int_equal(st.resets, 1);
         for (i = 0; i < 2 * n; i++) {
             int64_t q = after_gap + SPAN - 1;
@@ -229,7 +213,7 @@ static void idle_gap_expires_everything(void **state) {
 static void expiry_profile(double fp, double rate, uint64_t seed) {
     ebb_tlbf *f = create_or_fail(fp, (uint64_t)rate, LOTS_OF_MEMORY,
                                  EBB_TLBF_REFUSE, seed);
-    ebb_tlbf_stats st = stats_of(f);
+    ebb_tlbf_stats st = tlbf_stats_of(f);
     const int64_t step = SPAN / (int64_t)rate;
     const int64_t generation = SPAN / st.l;
     const uint32_t offsets = st.k + 3;
@@ -330,21 +314,21 @@ static burst_outcome run_burst(double fp, double rate, double factor,
         if (memory > o.memory_peak)
             o.memory_peak = memory;
         if (!before_seen && arrivals_peek(&a) >= EPOCH + burst_start) {
-            ebb_tlbf_stats st = stats_of(f);
+            ebb_tlbf_stats st = tlbf_stats_of(f);
             o.slices_before = st.slices;
             o.memory_before = st.memory_bytes;
             before_seen = true;
         }
         if (!after_seen && arrivals_peek(&a) >= EPOCH + burst_end + 2 * SPAN) {
-            ebb_tlbf_stats st = stats_of(f);
+            ebb_tlbf_stats st = tlbf_stats_of(f);
             o.slices_after = st.slices;
             o.memory_after = st.memory_bytes;
             after_seen = true;
         }
     }
     o.memory_later = ebb_tlbf_memory(f);
-    o.k = stats_of(f).k;
-    o.l = stats_of(f).l;
+    o.k = tlbf_stats_of(f).k;
+    o.l = tlbf_stats_of(f).l;
     ebb_tlbf_destroy(f);
     return o;
 }
@@ -428,7 +412,7 @@ static void memory_limit_at_scale(void **state) {
         plan.round_checks = 2000;
         plan.allow_refusals = policies[p] == EBB_TLBF_REFUSE;
         scenario_run(f, &s, &plan, &r);
-        end = stats_of(f);
+        end = tlbf_stats_of(f);
         print_message("  %s at 2x the steady %zu bytes: %llu of %llu adds "
                       "refused, %llu slices evicted in %llu events, peak "
                       "%zu bytes\n",

@@ -51,30 +51,6 @@ static char out_sentinel;
 /* Fixtures and helpers                                                     */
 /* ------------------------------------------------------------------------ */
 
-static ebb_tlbf_config config_of(double fp, int64_t span, uint64_t initial,
-                                 size_t max_memory, ebb_tlbf_policy policy) {
-    ebb_tlbf_config c;
-    memset(&c, 0, sizeof c);
-    c.span_ns = span;
-    c.fp = fp;
-    c.max_npws = 0;
-    c.initial_capacity = initial;
-    c.max_memory = max_memory;
-    c.policy = policy;
-    return c;
-}
-
-static ebb_tlbf *create_or_fail(const ebb_tlbf_config *c, uint64_t seed) {
-    ebb_tlbf *f = NULL;
-    ebb_status st = ebb_tlbf_create(c, seed, &f);
-    CHECK(st == EBB_OK, "create (fp %g, T %lld, initial %llu, max %zu): %s",
-          c->fp, (long long)c->span_ns,
-          (unsigned long long)c->initial_capacity, c->max_memory,
-          ebb_strerror(st));
-    assert_non_null(f);
-    return f;
-}
-
 static ebb_status add_key(ebb_tlbf *f, uint32_t stream, uint64_t index,
                           int64_t t) {
     support_key key = support_key_make(stream, index);
@@ -91,12 +67,6 @@ static bool has(const ebb_tlbf *f, uint32_t stream, uint64_t index,
                 int64_t q) {
     support_key key = support_key_make(stream, index);
     return ebb_tlbf_contains(f, key.bytes, sizeof key.bytes, q);
-}
-
-static ebb_tlbf_stats stats_of(const ebb_tlbf *f) {
-    ebb_tlbf_stats s;
-    ebb_tlbf_get_stats(f, &s);
-    return s;
 }
 
 /* ------------------------------------------------------------------------ */
@@ -116,7 +86,7 @@ static void expect_create_fails(const ebb_tlbf_config *c, ebb_status want,
 }
 
 static void invalid_configs_create_nothing(void **state) {
-    ebb_tlbf_config good = config_of(0.01, SPAN, 1000, LOTS_OF_MEMORY,
+    ebb_tlbf_config good = tlbf_config_of(0.01, SPAN, 1000, LOTS_OF_MEMORY,
                                      EBB_TLBF_REFUSE);
     ebb_tlbf_config c;
     ebb_tlbf *out = OUT_SENTINEL;
@@ -176,11 +146,11 @@ static void smallest_max_memory_is_exact(void **state) {
     size_t p;
     (void)state;
     for (p = 0; p < 2; p++) {
-        ebb_tlbf_config c = config_of(0.01, SPAN, 5000, 0, policies[p]);
+        ebb_tlbf_config c = tlbf_config_of(0.01, SPAN, 5000, 0, policies[p]);
         size_t low = 1, high = (size_t)1 << 24; /* low fails, high works */
         ebb_tlbf *f;
         c.max_memory = high;
-        f = create_or_fail(&c, 3);
+        f = tlbf_create_or_fail(&c, 3);
         ebb_tlbf_destroy(f);
         while (high - low > 1) {
             size_t mid = low + (high - low) / 2;
@@ -195,10 +165,10 @@ static void smallest_max_memory_is_exact(void **state) {
         c.max_memory = low;
         expect_create_fails(&c, EBB_ELIMIT, "one byte below the minimum");
         c.max_memory = high;
-        f = create_or_fail(&c, 3);
-        CHECK(stats_of(f).memory_bytes <= high, "memory %zu > max %zu",
-              stats_of(f).memory_bytes, high);
-        assert_int_equal(stats_of(f).memory_bytes, support_alloc_live_bytes());
+        f = tlbf_create_or_fail(&c, 3);
+        CHECK(tlbf_stats_of(f).memory_bytes <= high, "memory %zu > max %zu",
+              tlbf_stats_of(f).memory_bytes, high);
+        assert_int_equal(tlbf_stats_of(f).memory_bytes, support_alloc_live_bytes());
         /* At the minimum the filter still takes its first generation. */
         add_ok(f, KEYS_INSERTED, 0, EPOCH);
         assert_true(has(f, KEYS_INSERTED, 0, EPOCH + SPAN));
@@ -207,7 +177,7 @@ static void smallest_max_memory_is_exact(void **state) {
 }
 
 static void create_survives_every_allocation_failure(void **state) {
-    ebb_tlbf_config c = config_of(0.001, SPAN, 20000, LOTS_OF_MEMORY,
+    ebb_tlbf_config c = tlbf_config_of(0.001, SPAN, 20000, LOTS_OF_MEMORY,
                                   EBB_TLBF_EVICT);
     uint64_t n;
     bool created = false;
@@ -240,11 +210,11 @@ static void create_survives_every_allocation_failure(void **state) {
 }
 
 static void new_filter_reports_its_config(void **state) {
-    ebb_tlbf_config c = config_of(0.001, 5 * SPAN, 3000, 1u << 22,
+    ebb_tlbf_config c = tlbf_config_of(0.001, 5 * SPAN, 3000, 1u << 22,
                                   EBB_TLBF_EVICT);
-    ebb_tlbf *f = create_or_fail(&c, UINT64_C(0xfeedface));
+    ebb_tlbf *f = tlbf_create_or_fail(&c, UINT64_C(0xfeedface));
     ebb_apbf_params chosen;
-    ebb_tlbf_stats s = stats_of(f);
+    ebb_tlbf_stats s = tlbf_stats_of(f);
     support_key key = support_key_make(KEYS_FRESH, 1);
     (void)state;
     assert_int_equal(ebb_apbf_choose(1000000, 0.001, 0, &chosen), EBB_OK);
@@ -280,7 +250,7 @@ static void new_filter_reports_its_config(void **state) {
 
 /* An explicit (k, l) is used as given, whatever fp and max_npws say. */
 static void explicit_shape_is_used_as_given(void **state) {
-    ebb_tlbf_config c = config_of(0.001, SPAN, 3000, 1u << 22,
+    ebb_tlbf_config c = tlbf_config_of(0.001, SPAN, 3000, 1u << 22,
                                   EBB_TLBF_REFUSE);
     ebb_tlbf_plan plan;
     (void)state;
@@ -289,8 +259,8 @@ static void explicit_shape_is_used_as_given(void **state) {
     assert_int_equal(plan.k, 17);
     assert_int_equal(plan.l, 13);
     assert_true(plan.fp == ebb_apbf_fp(17, 13));
-    ebb_tlbf *f = create_or_fail(&c, 3);
-    ebb_tlbf_stats s = stats_of(f);
+    ebb_tlbf *f = tlbf_create_or_fail(&c, 3);
+    ebb_tlbf_stats s = tlbf_stats_of(f);
     assert_int_equal(s.k, 17);
     assert_int_equal(s.l, 13);
     assert_int_equal(s.slices, 17);
@@ -298,9 +268,9 @@ static void explicit_shape_is_used_as_given(void **state) {
 }
 
 static void hashes_are_the_seeded_hash(void **state) {
-    ebb_tlbf_config c = config_of(0.01, SPAN, 500, LOTS_OF_MEMORY,
+    ebb_tlbf_config c = tlbf_config_of(0.01, SPAN, 500, LOTS_OF_MEMORY,
                                   EBB_TLBF_REFUSE);
-    ebb_tlbf *by_key = create_or_fail(&c, 77), *by_hash = create_or_fail(&c, 77);
+    ebb_tlbf *by_key = tlbf_create_or_fail(&c, 77), *by_hash = tlbf_create_or_fail(&c, 77);
     tlbf_snap a, b;
     uint64_t i;
     (void)state;
@@ -335,15 +305,15 @@ static void hashes_are_the_seeded_hash(void **state) {
 /* ------------------------------------------------------------------------ */
 
 static void present_until_exactly_t_plus_span(void **state) {
-    ebb_tlbf_config c = config_of(0.01, SPAN, 1000, LOTS_OF_MEMORY,
+    ebb_tlbf_config c = tlbf_config_of(0.01, SPAN, 1000, LOTS_OF_MEMORY,
                                   EBB_TLBF_REFUSE);
-    ebb_tlbf *f = create_or_fail(&c, 5);
+    ebb_tlbf *f = tlbf_create_or_fail(&c, 5);
     uint64_t i;
     int64_t last = EPOCH + 199 * (SPAN / 400);
     (void)state;
     for (i = 0; i < 200; i++)
         add_ok(f, KEYS_INSERTED, i, EPOCH + (int64_t)i * (SPAN / 400));
-    assert_int_equal(stats_of(f).latest_ns, last);
+    assert_int_equal(tlbf_stats_of(f).latest_ns, last);
     for (i = 0; i < 200; i++) {
         int64_t t = EPOCH + (int64_t)i * (SPAN / 400);
         CHECK(has(f, KEYS_INSERTED, i, t + SPAN),
@@ -358,7 +328,7 @@ static void present_until_exactly_t_plus_span(void **state) {
         assert_false(has(f, KEYS_INSERTED, i, last + SPAN + 1));
         assert_false(has(f, KEYS_FRESH, i, last + SPAN + 1));
     }
-    assert_int_equal(stats_of(f).live_slices, stats_of(f).slices);
+    assert_int_equal(tlbf_stats_of(f).live_slices, tlbf_stats_of(f).slices);
     ebb_tlbf_destroy(f);
 }
 
@@ -373,16 +343,16 @@ static void second_add_resets_exactly_past_t_for_any_l(void **state) {
     (void)state;
     for (i = 0; i < sizeof ls / sizeof ls[0]; i++) {
         for (extra = 0; extra <= 1; extra++) {
-            ebb_tlbf_config c = config_of(0.1, SPAN, 100, LOTS_OF_MEMORY,
+            ebb_tlbf_config c = tlbf_config_of(0.1, SPAN, 100, LOTS_OF_MEMORY,
                                           EBB_TLBF_REFUSE);
             ebb_tlbf *f;
             ebb_tlbf_stats s;
             c.k = 3;
             c.l = ls[i];
-            f = create_or_fail(&c, 7);
+            f = tlbf_create_or_fail(&c, 7);
             add_ok(f, KEYS_INSERTED, 0, EPOCH);
             add_ok(f, KEYS_INSERTED, 1, EPOCH + SPAN + extra);
-            s = stats_of(f);
+            s = tlbf_stats_of(f);
             CHECK(s.resets == (uint64_t)extra,
                   "l %u, second add T + %lld after the first: %llu resets",
                   ls[i], (long long)extra, (unsigned long long)s.resets);
@@ -394,9 +364,9 @@ static void second_add_resets_exactly_past_t_for_any_l(void **state) {
 }
 
 static void idle_gap_of_t_keeps_and_of_t_plus_one_empties(void **state) {
-    ebb_tlbf_config c = config_of(0.1, SPAN, 100, LOTS_OF_MEMORY,
+    ebb_tlbf_config c = tlbf_config_of(0.1, SPAN, 100, LOTS_OF_MEMORY,
                                   EBB_TLBF_REFUSE);
-    ebb_tlbf *f = create_or_fail(&c, 6);
+    ebb_tlbf *f = tlbf_create_or_fail(&c, 6);
     ebb_tlbf_stats s;
     uint64_t i;
     (void)state;
@@ -407,7 +377,7 @@ static void idle_gap_of_t_keeps_and_of_t_plus_one_empties(void **state) {
     /* Exactly T after the latest add: the latest keys are still within the
      * span, the filter must not reset. */
     add_ok(f, KEYS_OTHER, 0, EPOCH + SPAN);
-    s = stats_of(f);
+    s = tlbf_stats_of(f);
     assert_int_equal(s.resets, 0);
     assert_int_equal(s.insertions, 51);
     /* Key 49 (added at EPOCH) is exactly T old: kept. Keys 0..48 are older
@@ -417,7 +387,7 @@ static void idle_gap_of_t_keeps_and_of_t_plus_one_empties(void **state) {
     assert_true(has(f, KEYS_INSERTED, 49, EPOCH + SPAN));
     /* T + 1 after the latest add: everything is stale and is dropped. */
     add_ok(f, KEYS_OTHER, 1, EPOCH + 2 * SPAN + 1);
-    s = stats_of(f);
+    s = tlbf_stats_of(f);
     assert_int_equal(s.resets, 1);
     assert_int_equal(s.insertions, 52);
     assert_int_equal(s.slices, s.k);
@@ -436,9 +406,9 @@ static void idle_gap_of_t_keeps_and_of_t_plus_one_empties(void **state) {
 }
 
 static void clamped_timestamps_count_from_the_latest(void **state) {
-    ebb_tlbf_config c = config_of(0.01, SPAN, 1000, LOTS_OF_MEMORY,
+    ebb_tlbf_config c = tlbf_config_of(0.01, SPAN, 1000, LOTS_OF_MEMORY,
                                   EBB_TLBF_REFUSE);
-    ebb_tlbf *f = create_or_fail(&c, 7);
+    ebb_tlbf *f = tlbf_create_or_fail(&c, 7);
     int64_t latest = EPOCH + 1000;
     ebb_tlbf_stats s;
     (void)state;
@@ -446,7 +416,7 @@ static void clamped_timestamps_count_from_the_latest(void **state) {
     add_ok(f, KEYS_INSERTED, 1, latest - 1000);     /* a small step back  */
     add_ok(f, KEYS_INSERTED, 2, latest - 5 * SPAN); /* far more than T    */
     add_ok(f, KEYS_INSERTED, 3, latest);            /* equal: no clamp    */
-    s = stats_of(f);
+    s = tlbf_stats_of(f);
     assert_int_equal(s.clamped, 2);
     assert_int_equal(s.resets, 0);
     assert_int_equal(s.insertions, 4);
@@ -458,7 +428,7 @@ static void clamped_timestamps_count_from_the_latest(void **state) {
     /* A step back after an idle gap is still a step back, not a new span. */
     add_ok(f, KEYS_INSERTED, 4, latest + 3 * SPAN);
     add_ok(f, KEYS_INSERTED, 5, latest);
-    s = stats_of(f);
+    s = tlbf_stats_of(f);
     assert_int_equal(s.clamped, 3);
     assert_int_equal(s.resets, 1);
     assert_int_equal(s.latest_ns, latest + 3 * SPAN);
@@ -472,9 +442,9 @@ static void clamped_timestamps_count_from_the_latest(void **state) {
  * that condition, which no filter that retires slices can keep: see the
  * report.) */
 static void queries_before_the_latest_time(void **state) {
-    ebb_tlbf_config c = config_of(0.01, SPAN, 1000, LOTS_OF_MEMORY,
+    ebb_tlbf_config c = tlbf_config_of(0.01, SPAN, 1000, LOTS_OF_MEMORY,
                                   EBB_TLBF_REFUSE);
-    ebb_tlbf *f = create_or_fail(&c, 8);
+    ebb_tlbf *f = tlbf_create_or_fail(&c, 8);
     const int64_t step = SPAN / 500;
     uint64_t i, n = 1500, checked = 0; /* 3 T */
     int64_t latest = EPOCH + (int64_t)(n - 1) * step;
@@ -504,9 +474,9 @@ static void queries_before_the_latest_time(void **state) {
 }
 
 static void extreme_clock_values(void **state) {
-    ebb_tlbf_config c = config_of(0.1, INT64_MAX, 100, LOTS_OF_MEMORY,
+    ebb_tlbf_config c = tlbf_config_of(0.1, INT64_MAX, 100, LOTS_OF_MEMORY,
                                   EBB_TLBF_REFUSE);
-    ebb_tlbf *f = create_or_fail(&c, 10);
+    ebb_tlbf *f = tlbf_create_or_fail(&c, 10);
     uint64_t i;
     (void)state;
     const int64_t step = INT64_MAX / 1000;
@@ -520,16 +490,16 @@ static void extreme_clock_values(void **state) {
               (unsigned long long)i);
     /* Time jumps to the top of the clock: more than T since the latest. */
     add_ok(f, KEYS_OTHER, 0, INT64_MAX);
-    assert_int_equal(stats_of(f).resets, 1);
+    assert_int_equal(tlbf_stats_of(f).resets, 1);
     assert_true(has(f, KEYS_OTHER, 0, INT64_MAX));
     add_ok(f, KEYS_OTHER, 1, INT64_MIN); /* clamped to INT64_MAX */
-    assert_int_equal(stats_of(f).clamped, 1);
+    assert_int_equal(tlbf_stats_of(f).clamped, 1);
     assert_true(has(f, KEYS_OTHER, 1, INT64_MAX));
     ebb_tlbf_destroy(f);
 
     /* T = 1 ns. */
-    c = config_of(0.1, 1, 10, LOTS_OF_MEMORY, EBB_TLBF_REFUSE);
-    f = create_or_fail(&c, 11);
+    c = tlbf_config_of(0.1, 1, 10, LOTS_OF_MEMORY, EBB_TLBF_REFUSE);
+    f = tlbf_create_or_fail(&c, 11);
     for (i = 0; i < 300; i++) {
         add_ok(f, KEYS_INSERTED, i, (int64_t)i / 3);
         if (i >= 3)
@@ -543,14 +513,14 @@ static void extreme_clock_values(void **state) {
 /* Any int64 is a timestamp, INT64_MIN included: a filter whose only add
  * was at INT64_MIN saves and loads like any other. */
 static void add_at_int64_min_round_trips(void **state) {
-    ebb_tlbf_config c = config_of(0.1, SPAN, 100, LOTS_OF_MEMORY,
+    ebb_tlbf_config c = tlbf_config_of(0.1, SPAN, 100, LOTS_OF_MEMORY,
                                   EBB_TLBF_REFUSE);
-    ebb_tlbf *f = create_or_fail(&c, 12), *loaded = OUT_SENTINEL;
+    ebb_tlbf *f = tlbf_create_or_fail(&c, 12), *loaded = OUT_SENTINEL;
     tlbf_snap s;
     ebb_status st;
     (void)state;
     add_ok(f, KEYS_INSERTED, 0, INT64_MIN);
-    assert_int_equal(stats_of(f).insertions, 1);
+    assert_int_equal(tlbf_stats_of(f).insertions, 1);
     assert_true(has(f, KEYS_INSERTED, 0, INT64_MIN + SPAN));
     s = tlbf_snap_save(f);
     st = ebb_tlbf_load(s.bytes, s.size, &loaded);
@@ -655,9 +625,9 @@ static void run_without_false_negatives(const scenario *s) {
         for (j = 0; j < 2; j++) {
             uint64_t initial =
                 (uint64_t)ceil(s->base_rate * initial_scale[j]);
-            ebb_tlbf_config c = config_of(fps[i], s->span, initial,
+            ebb_tlbf_config c = tlbf_config_of(fps[i], s->span, initial,
                                           LOTS_OF_MEMORY, EBB_TLBF_REFUSE);
-            ebb_tlbf *f = create_or_fail(&c, 100 + i * 2 + j);
+            ebb_tlbf *f = tlbf_create_or_fail(&c, 100 + i * 2 + j);
             stats_watch w;
             oracle_plan p;
             scenario_report r;
@@ -764,9 +734,9 @@ static void no_false_negatives_when_the_clock_steps_back(void **state) {
 
 /* Memory of a filter after `spans` of a constant rate. */
 static size_t steady_memory(double fp, double rate, int64_t spans) {
-    ebb_tlbf_config c = config_of(fp, SPAN, (uint64_t)rate, LOTS_OF_MEMORY,
+    ebb_tlbf_config c = tlbf_config_of(fp, SPAN, (uint64_t)rate, LOTS_OF_MEMORY,
                                   EBB_TLBF_REFUSE);
-    ebb_tlbf *f = create_or_fail(&c, 1);
+    ebb_tlbf *f = tlbf_create_or_fail(&c, 1);
     scenario s = base_scenario("steady", SHAPE_CONSTANT, rate);
     arrivals a;
     int64_t t, given;
@@ -823,9 +793,9 @@ static void expect_same_but_refused(const tlbf_snap *before,
 static void refuse_policy_changes_nothing_but_the_count(void **state) {
     const double rate = 1000;
     size_t steady = steady_memory(0.1, rate, 3);
-    ebb_tlbf_config c = config_of(0.1, SPAN, (uint64_t)rate, 2 * steady,
+    ebb_tlbf_config c = tlbf_config_of(0.1, SPAN, (uint64_t)rate, 2 * steady,
                                   EBB_TLBF_REFUSE);
-    ebb_tlbf *f = create_or_fail(&c, 21);
+    ebb_tlbf *f = tlbf_create_or_fail(&c, 21);
     scenario s = burst_scenario(rate);
     arrivals a;
     int64_t t, given, last_refusal = EPOCH;
@@ -845,7 +815,7 @@ static void refuse_policy_changes_nothing_but_the_count(void **state) {
             refused++;
             last_refusal = t;
             expect_same_but_refused(&before, &after, index);
-            assert_int_equal(stats_of(f).refused, refused);
+            assert_int_equal(tlbf_stats_of(f).refused, refused);
             assert_int_equal(has(f, KEYS_FRESH, index, given), fresh_before);
             tlbf_snap_free(&after);
         } else {
@@ -874,9 +844,9 @@ static void refuse_policy_changes_nothing_but_the_count(void **state) {
 static void refuse_policy_keeps_every_accepted_key(void **state) {
     const double rate = 3000;
     size_t steady = steady_memory(0.01, rate, 3);
-    ebb_tlbf_config c = config_of(0.01, SPAN, (uint64_t)rate, 2 * steady,
+    ebb_tlbf_config c = tlbf_config_of(0.01, SPAN, (uint64_t)rate, 2 * steady,
                                   EBB_TLBF_REFUSE);
-    ebb_tlbf *f = create_or_fail(&c, 22);
+    ebb_tlbf *f = tlbf_create_or_fail(&c, 22);
     scenario s = burst_scenario(rate);
     stats_watch w;
     oracle_plan p;
@@ -896,7 +866,7 @@ static void refuse_policy_keeps_every_accepted_key(void **state) {
                   (unsigned long long)r.attempted, r.peak_memory,
                   c.max_memory);
     assert_true(r.refused > 0);
-    assert_int_equal(stats_of(f).refused, r.refused);
+    assert_int_equal(tlbf_stats_of(f).refused, r.refused);
     assert_int_equal(r.deadline_checks, r.added);
     ebb_tlbf_destroy(f);
 }
@@ -958,7 +928,7 @@ static void evict_policy_stays_under_the_limit(void **state) {
     for (i = 0; i < 2; i++) {
         const double rate = 2000;
         size_t steady = steady_memory(fps[i], rate, 3);
-        ebb_tlbf_config c = config_of(fps[i], SPAN, (uint64_t)rate,
+        ebb_tlbf_config c = tlbf_config_of(fps[i], SPAN, (uint64_t)rate,
                                       2 * steady, EBB_TLBF_EVICT);
         ebb_tlbf *f;
         scenario s = burst_scenario(rate);
@@ -967,7 +937,7 @@ static void evict_policy_stays_under_the_limit(void **state) {
         scenario_report r;
         ebb_tlbf_stats end;
         install_peak_allocator();
-        f = create_or_fail(&c, 23);
+        f = tlbf_create_or_fail(&c, 23);
         memset(&w, 0, sizeof w);
         w.max_memory = c.max_memory;
         memset(&p, 0, sizeof p);
@@ -1018,9 +988,9 @@ static void coarse_timestamps_work_like_fine_ones(void **state) {
     (void)state;
     for (i = 0; i < 2; i++) {
         for (p = 0; p < 2; p++) {
-            ebb_tlbf_config c = config_of(0.01, SPAN, (uint64_t)rate,
+            ebb_tlbf_config c = tlbf_config_of(0.01, SPAN, (uint64_t)rate,
                                           4 * steady, policies[p]);
-            ebb_tlbf *f = create_or_fail(&c, 71);
+            ebb_tlbf *f = tlbf_create_or_fail(&c, 71);
             scenario s = base_scenario("coarse clock", SHAPE_CONSTANT, rate);
             oracle_plan plan;
             scenario_report r;
@@ -1065,16 +1035,16 @@ static void adds_sharing_one_timestamp(void **state) {
     unsigned failures = 0;
     (void)state;
     for (p = 0; p < 2; p++) {
-        ebb_tlbf_config c = config_of(0.1, SPAN, 100, (size_t)32 << 20,
+        ebb_tlbf_config c = tlbf_config_of(0.1, SPAN, 100, (size_t)32 << 20,
                                       policies[p]);
-        ebb_tlbf *f = create_or_fail(&c, 73);
+        ebb_tlbf *f = tlbf_create_or_fail(&c, 73);
         ebb_tlbf_stats st;
         uint64_t i, refused = 0, lost = 0;
         for (i = 0; i < 100; i++)
             refused += add_key(f, KEYS_INSERTED, i, EPOCH) != EBB_OK;
         for (i = 0; i < 100; i++)
             lost += !has(f, KEYS_INSERTED, i, EPOCH + SPAN);
-        st = stats_of(f);
+        st = tlbf_stats_of(f);
         print_message("  %s: %llu of 100 adds failed, %llu slices evicted, "
                       "%llu accepted keys absent at t + T, %zu bytes held, "
                       "slice 0 of %llu bits\n",
@@ -1097,9 +1067,9 @@ static void buffered_batches_work_like_single_adds(void **state) {
     const int64_t every = SPAN / 20;
     const size_t per_batch = (size_t)(rate / 20);
     size_t steady = steady_memory(0.01, rate, 3), refused_batches = 0;
-    ebb_tlbf_config c = config_of(0.01, SPAN, (uint64_t)rate, 4 * steady,
+    ebb_tlbf_config c = tlbf_config_of(0.01, SPAN, (uint64_t)rate, 4 * steady,
                                   EBB_TLBF_REFUSE);
-    ebb_tlbf *f = create_or_fail(&c, 72);
+    ebb_tlbf *f = tlbf_create_or_fail(&c, 72);
     ebb_hash128 *hashes = malloc(per_batch * sizeof *hashes);
     uint64_t next = 0;
     int64_t t;
@@ -1118,7 +1088,7 @@ static void buffered_batches_work_like_single_adds(void **state) {
                   "%zu of %lld batches refused, %llu adds refused in all\n",
                   per_batch, c.max_memory, refused_batches,
                   (long long)(6 * SPAN / every),
-                  (unsigned long long)stats_of(f).refused);
+                  (unsigned long long)tlbf_stats_of(f).refused);
     free(hashes);
     ebb_tlbf_destroy(f);
     CHECK(refused_batches == 0,
@@ -1147,7 +1117,7 @@ static scenario shift_scenario(void) {
 }
 
 static shift_points find_shift_points(const ebb_tlbf_config *c) {
-    ebb_tlbf *f = create_or_fail(c, 31);
+    ebb_tlbf *f = tlbf_create_or_fail(c, 31);
     scenario s = shift_scenario();
     shift_points points = {UINT64_MAX, UINT64_MAX};
     arrivals a;
@@ -1173,7 +1143,7 @@ static shift_points find_shift_points(const ebb_tlbf_config *c) {
  * so that this test does not depend on the snapshot code.) */
 static ebb_tlbf *replay(const ebb_tlbf_config *c, uint64_t count,
                         int64_t *given) {
-    ebb_tlbf *f = create_or_fail(c, 31);
+    ebb_tlbf *f = tlbf_create_or_fail(c, 31);
     scenario s = shift_scenario();
     arrivals a;
     int64_t t;
@@ -1217,7 +1187,7 @@ static void fail_each_allocation_of(const ebb_tlbf_config *c, uint64_t at) {
             now = tlbf_snap_save(clone);
             tlbf_snap_expect_equal(&before, &now, "after EBB_ENOMEM");
             tlbf_snap_free(&now);
-            assert_int_equal(stats_of(clone).memory_bytes,
+            assert_int_equal(tlbf_stats_of(clone).memory_bytes,
                              support_alloc_live_bytes());
             /* Still usable: the retry does what the add would have. */
             add_ok(clone, KEYS_INSERTED, at, given);
@@ -1235,7 +1205,7 @@ static void fail_each_allocation_of(const ebb_tlbf_config *c, uint64_t at) {
 }
 
 static void shift_survives_every_allocation_failure(void **state) {
-    ebb_tlbf_config c = config_of(0.01, SPAN, 1000, LOTS_OF_MEMORY,
+    ebb_tlbf_config c = tlbf_config_of(0.01, SPAN, 1000, LOTS_OF_MEMORY,
                                   EBB_TLBF_REFUSE);
     shift_points points = find_shift_points(&c);
     (void)state;
@@ -1277,10 +1247,10 @@ static void batches_equal_single_calls(void **state) {
     size_t p;
     (void)state;
     for (p = 0; p < 2; p++) {
-        ebb_tlbf_config c = config_of(0.1, SPAN, 10000, 1u << 20,
+        ebb_tlbf_config c = tlbf_config_of(0.1, SPAN, 10000, 1u << 20,
                                       policies[p]);
-        ebb_tlbf *batched = create_or_fail(&c, 41);
-        ebb_tlbf *single = create_or_fail(&c, 41);
+        ebb_tlbf *batched = tlbf_create_or_fail(&c, 41);
+        ebb_tlbf *single = tlbf_create_or_fail(&c, 41);
         uint64_t next = 0, rng = 99, failed = 0;
         int64_t t = EPOCH;
         size_t round, added = 777, added_singly;
@@ -1324,7 +1294,7 @@ static void batches_equal_single_calls(void **state) {
                 tlbf_snap_free(&b);
             }
             /* Queries at the latest time, before it, and after T. */
-            q = stats_of(single).latest_ns +
+            q = tlbf_stats_of(single).latest_ns +
                 (int64_t)(support_splitmix64(&rng) % (2 * SPAN)) - SPAN / 2;
             for (i = 0; i < n; i++) {
                 support_key key = support_key_make(
@@ -1354,7 +1324,7 @@ static void batches_equal_single_calls(void **state) {
 /* add_batch stops at the first refusal and says how many it added; the
  * single calls refuse at the same place. */
 static void batch_stops_at_the_first_refusal(void **state) {
-    ebb_tlbf_config c = config_of(0.1, SPAN, 200, 0, EBB_TLBF_REFUSE);
+    ebb_tlbf_config c = tlbf_config_of(0.1, SPAN, 200, 0, EBB_TLBF_REFUSE);
     ebb_tlbf *batched, *single;
     enum { N = 20000 };
     ebb_hash128 *hashes = malloc(N * sizeof *hashes);
@@ -1364,8 +1334,8 @@ static void batch_stops_at_the_first_refusal(void **state) {
     (void)state;
     assert_non_null(hashes);
     c.max_memory = 4 * steady_memory(0.1, 200, 2);
-    batched = create_or_fail(&c, 42);
-    single = create_or_fail(&c, 42);
+    batched = tlbf_create_or_fail(&c, 42);
+    single = tlbf_create_or_fail(&c, 42);
     for (i = 0; i < N; i++) {
         support_key key = support_key_make(KEYS_INSERTED, i);
         hashes[i] = ebb_tlbf_hash(batched, key.bytes, sizeof key.bytes);
@@ -1381,8 +1351,8 @@ static void batch_stops_at_the_first_refusal(void **state) {
     a = tlbf_snap_save(batched);
     b = tlbf_snap_save(single);
     tlbf_snap_expect_equal(&a, &b, "refused batch vs single calls");
-    assert_int_equal(stats_of(batched).refused, 1);
-    assert_int_equal(stats_of(batched).insertions, added);
+    assert_int_equal(tlbf_stats_of(batched).refused, 1);
+    assert_int_equal(tlbf_stats_of(batched).insertions, added);
     for (i = 0; i < added; i++)
         assert_true(ebb_tlbf_contains_hash(batched, hashes[i], EPOCH + SPAN));
     print_message("  a batch of %d at one instant: %zu added before "
@@ -1409,14 +1379,14 @@ typedef struct batch_events {
 static ebb_status add_singly_noting(ebb_tlbf *f, const ebb_hash128 *hashes,
                                     size_t n, int64_t t, size_t *added,
                                     batch_events *ev) {
-    ebb_tlbf_stats before = stats_of(f), after;
+    ebb_tlbf_stats before = tlbf_stats_of(f), after;
     size_t i;
     ebb_status st = EBB_OK;
     if (n > 1 && before.latest_ns != INT64_MIN && t < before.latest_ns)
         ev->clamped_batches++;
     for (i = 0; i < n; i++) {
         st = ebb_tlbf_add_hash(f, hashes[i], t);
-        after = stats_of(f);
+        after = tlbf_stats_of(f);
         if (i > 0) {
             ev->shifts_inside += after.shifts != before.shifts;
             ev->evictions_inside += after.evicted_slices != before.evicted_slices;
@@ -1452,15 +1422,15 @@ static void batches_cross_every_boundary(void **state) {
     (void)state;
     assert_non_null(hashes);
     for (p = 0; p < 2; p++) {
-        ebb_tlbf_config c = config_of(0.1, SPAN, RATE, 0, policies[p]);
+        ebb_tlbf_config c = tlbf_config_of(0.1, SPAN, RATE, 0, policies[p]);
         ebb_tlbf *batched, *single;
         batch_events ev = {0, 0, 0, 0, 0, 0};
         uint64_t next = 0, rng = 1234 + p;
         int64_t t = EPOCH;
         size_t round;
         c.max_memory = 2 * steady_memory(0.1, RATE, 2);
-        batched = create_or_fail(&c, 43);
-        single = create_or_fail(&c, 43);
+        batched = tlbf_create_or_fail(&c, 43);
+        single = tlbf_create_or_fail(&c, 43);
         for (round = 0; round < ROUNDS; round++) {
             uint64_t pick = support_splitmix64(&rng) % 100;
             /* Mostly a steady rate in batches of up to 100 (a generation
@@ -1522,10 +1492,10 @@ static void batches_cross_every_boundary(void **state) {
 /* Replicas given the same calls agree bit for bit, whatever happened in
  * between: bursts, clamps, idle resets. */
 static void identical_calls_give_identical_filters(void **state) {
-    ebb_tlbf_config c = config_of(0.01, SPAN, 300, LOTS_OF_MEMORY,
+    ebb_tlbf_config c = tlbf_config_of(0.01, SPAN, 300, LOTS_OF_MEMORY,
                                   EBB_TLBF_REFUSE);
-    ebb_tlbf *x = create_or_fail(&c, 51), *y = create_or_fail(&c, 51);
-    ebb_tlbf *other_seed = create_or_fail(&c, 52);
+    ebb_tlbf *x = tlbf_create_or_fail(&c, 51), *y = tlbf_create_or_fail(&c, 51);
+    ebb_tlbf *other_seed = tlbf_create_or_fail(&c, 52);
     scenario s = base_scenario("replicas", SHAPE_BURST, 1000);
     arrivals a;
     int64_t t, given;
@@ -1555,8 +1525,8 @@ static void identical_calls_give_identical_filters(void **state) {
         }
         index++;
     }
-    assert_true(stats_of(x).resets == 1);
-    assert_true(stats_of(x).clamped > 0);
+    assert_true(tlbf_stats_of(x).resets == 1);
+    assert_true(tlbf_stats_of(x).clamped > 0);
     sx = tlbf_snap_save(x);
     sy = tlbf_snap_save(y);
     so = tlbf_snap_save(other_seed);
@@ -1573,9 +1543,9 @@ static void identical_calls_give_identical_filters(void **state) {
 }
 
 static void convenience_forms_use_the_realtime_clock(void **state) {
-    ebb_tlbf_config c = config_of(0.01, 3600 * SPAN, 100, LOTS_OF_MEMORY,
+    ebb_tlbf_config c = tlbf_config_of(0.01, 3600 * SPAN, 100, LOTS_OF_MEMORY,
                                   EBB_TLBF_REFUSE);
-    ebb_tlbf *f = create_or_fail(&c, 61);
+    ebb_tlbf *f = tlbf_create_or_fail(&c, 61);
     int64_t before = (int64_t)time(NULL) * SPAN;
     int64_t now = ebb_tlbf_clock_now();
     int64_t after = ((int64_t)time(NULL) + 1) * SPAN;
@@ -1585,7 +1555,7 @@ static void convenience_forms_use_the_realtime_clock(void **state) {
     assert_true(ebb_tlbf_contains_now(f, "key", 3));
     assert_true(ebb_tlbf_contains(f, "key", 3, now + 3599 * SPAN));
     assert_false(ebb_tlbf_contains(f, "key", 3, now + 3700 * SPAN));
-    assert_true(stats_of(f).latest_ns >= now);
+    assert_true(tlbf_stats_of(f).latest_ns >= now);
     ebb_tlbf_destroy(f);
 }
 

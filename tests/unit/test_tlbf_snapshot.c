@@ -46,16 +46,9 @@ static char out_sentinel;
 
 static ebb_tlbf *create_or_fail(double fp, int64_t span, uint64_t initial,
                                 ebb_tlbf_policy policy, uint64_t seed) {
-    ebb_tlbf_config c;
-    ebb_tlbf *f = NULL;
-    memset(&c, 0, sizeof c);
-    c.span_ns = span;
-    c.fp = fp;
-    c.initial_capacity = initial;
-    c.max_memory = LOTS_OF_MEMORY;
-    c.policy = policy;
-    assert_int_equal(ebb_tlbf_create(&c, seed, &f), EBB_OK);
-    return f;
+    ebb_tlbf_config c = tlbf_config_of(fp, span, initial, LOTS_OF_MEMORY,
+                                       policy);
+    return tlbf_create_or_fail(&c, seed);
 }
 
 static void add_ok(ebb_tlbf *f, uint32_t stream, uint64_t index, int64_t t) {

@@ -397,3 +397,32 @@ uint64_t tlbf_snap_total_bits(const tlbf_snap *s) {
     }
     return total;
 }
+
+ebb_tlbf_config tlbf_config_of(double fp, int64_t span, uint64_t initial,
+                               size_t max_memory, ebb_tlbf_policy policy) {
+    ebb_tlbf_config c;
+    memset(&c, 0, sizeof c);
+    c.span_ns = span;
+    c.fp = fp;
+    c.initial_capacity = initial;
+    c.max_memory = max_memory;
+    c.policy = policy;
+    return c;
+}
+
+ebb_tlbf *tlbf_create_or_fail(const ebb_tlbf_config *c, uint64_t seed) {
+    ebb_tlbf *f = NULL;
+    ebb_status st = ebb_tlbf_create(c, seed, &f);
+    CHECK(st == EBB_OK, "create (fp %g, T %lld, initial %llu, max %zu): %s",
+          c->fp, (long long)c->span_ns,
+          (unsigned long long)c->initial_capacity, c->max_memory,
+          ebb_strerror(st));
+    assert_non_null(f);
+    return f;
+}
+
+ebb_tlbf_stats tlbf_stats_of(const ebb_tlbf *f) {
+    ebb_tlbf_stats s;
+    ebb_tlbf_get_stats(f, &s);
+    return s;
+}

@@ -198,4 +198,15 @@ void tlbf_snap_expect_equal(const tlbf_snap *a, const tlbf_snap *b,
 /* Sum of the slices' bits m_i, read from a snapshot. */
 uint64_t tlbf_snap_total_bits(const tlbf_snap *s);
 
+/* ------------------------------------------------------------------------ */
+/* Filters                                                                  */
+/* ------------------------------------------------------------------------ */
+
+/* A config with the chooser's shape (every other field 0). */
+ebb_tlbf_config tlbf_config_of(double fp, int64_t span, uint64_t initial,
+                               size_t max_memory, ebb_tlbf_policy policy);
+/* Creates a filter or fails the test, naming the config. */
+ebb_tlbf *tlbf_create_or_fail(const ebb_tlbf_config *c, uint64_t seed);
+ebb_tlbf_stats tlbf_stats_of(const ebb_tlbf *f);
+
 #endif /* EBB_TESTS_TLBF_TESTKIT_H */
