@@ -266,8 +266,7 @@ bool ebb_apbf_contains_hash(const ebb_apbf *f, ebb_hash128 h)
 
 ebb_hash128 ebb_apbf_hash(const ebb_apbf *f, const void *key, size_t len)
 {
-    static const unsigned char empty = 0;
-    return ebb_hash_inline(len ? key : &empty, len, f->seed);
+    return ebb_hash_inline(key, len, f->seed);
 }
 
 void ebb_apbf_add(ebb_apbf *f, const void *key, size_t len)

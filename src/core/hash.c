@@ -3,6 +3,5 @@
 
 ebb_hash128 ebb_hash(const void *key, size_t len, uint64_t seed)
 {
-    static const unsigned char empty = 0;
-    return ebb_hash_inline(len ? key : &empty, len, seed);
+    return ebb_hash_inline(key, len, seed);
 }

@@ -38,10 +38,14 @@ typedef enum ebb_index_scheme {
     EBB_INDEX_ENHANCED = 2  /* lo + j * hi + (j^3 - j) / 6                 */
 } ebb_index_scheme;
 
+/* The hash of a key as every filter takes it; a key of length 0 may be
+ * NULL (XXH3 is handed a valid address either way). Inlined into each
+ * filter's hash function so a short key costs no call. */
 static inline ebb_hash128 ebb_hash_inline(const void *key, size_t len,
                                           uint64_t seed)
 {
-    XXH128_hash_t h = XXH3_128bits_withSeed(key, len, seed);
+    static const unsigned char empty = 0;
+    XXH128_hash_t h = XXH3_128bits_withSeed(len ? key : &empty, len, seed);
     ebb_hash128 out = {h.low64, h.high64};
     return out;
 }

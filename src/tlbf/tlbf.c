@@ -621,13 +621,9 @@ static void reset(ebb_tlbf *f, int64_t now)
 /* Operations                                                               */
 /* ------------------------------------------------------------------------ */
 
-/* Through the library's one out-of-line hash, as the APBF's: inlined into
- * ebb_tlbf_add, gcc -march=native vectorised XXH3's two halves with
- * AVX-512 multiplies, measurably slower per add, one call at a time, than
- * the scalar code it compiles for ebb_hash. */
 ebb_hash128 ebb_tlbf_hash(const ebb_tlbf *f, const void *key, size_t len)
 {
-    return ebb_hash(key, len, f->seed);
+    return ebb_hash_inline(key, len, f->seed);
 }
 
 /* Frees the old-end slices that expired (t_i < now - T) as soon as they
