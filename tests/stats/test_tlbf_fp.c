@@ -48,7 +48,8 @@
 static const double LN2 = 0.693147180559945309417;
 
 static ebb_tlbf *create_or_fail(double fp, uint64_t initial, uint64_t seed) {
-    ebb_tlbf_config c = tlbf_config_of(fp, SPAN, initial, LOTS_OF_MEMORY, EBB_TLBF_REFUSE);
+    ebb_tlbf_config c = tlbf_config_of(fp, SPAN, initial, LOTS_OF_MEMORY,
+                                       EBB_TLBF_REFUSE);
     return tlbf_create_or_fail(&c, seed);
 }
 

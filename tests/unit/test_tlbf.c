@@ -87,7 +87,7 @@ static void expect_create_fails(const ebb_tlbf_config *c, ebb_status want,
 
 static void invalid_configs_create_nothing(void **state) {
     ebb_tlbf_config good = tlbf_config_of(0.01, SPAN, 1000, LOTS_OF_MEMORY,
-                                     EBB_TLBF_REFUSE);
+                                          EBB_TLBF_REFUSE);
     ebb_tlbf_config c;
     ebb_tlbf *out = OUT_SENTINEL;
     (void)state;
@@ -168,7 +168,8 @@ static void smallest_max_memory_is_exact(void **state) {
         f = tlbf_create_or_fail(&c, 3);
         CHECK(tlbf_stats_of(f).memory_bytes <= high, "memory %zu > max %zu",
               tlbf_stats_of(f).memory_bytes, high);
-        assert_int_equal(tlbf_stats_of(f).memory_bytes, support_alloc_live_bytes());
+        assert_int_equal(tlbf_stats_of(f).memory_bytes,
+                         support_alloc_live_bytes());
         /* At the minimum the filter still takes its first generation. */
         add_ok(f, KEYS_INSERTED, 0, EPOCH);
         assert_true(has(f, KEYS_INSERTED, 0, EPOCH + SPAN));
@@ -178,7 +179,7 @@ static void smallest_max_memory_is_exact(void **state) {
 
 static void create_survives_every_allocation_failure(void **state) {
     ebb_tlbf_config c = tlbf_config_of(0.001, SPAN, 20000, LOTS_OF_MEMORY,
-                                  EBB_TLBF_EVICT);
+                                       EBB_TLBF_EVICT);
     uint64_t n;
     bool created = false;
     (void)state;
@@ -211,7 +212,7 @@ static void create_survives_every_allocation_failure(void **state) {
 
 static void new_filter_reports_its_config(void **state) {
     ebb_tlbf_config c = tlbf_config_of(0.001, 5 * SPAN, 3000, 1u << 22,
-                                  EBB_TLBF_EVICT);
+                                       EBB_TLBF_EVICT);
     ebb_tlbf *f = tlbf_create_or_fail(&c, UINT64_C(0xfeedface));
     ebb_apbf_params chosen;
     ebb_tlbf_stats s = tlbf_stats_of(f);
@@ -251,7 +252,7 @@ static void new_filter_reports_its_config(void **state) {
 /* An explicit (k, l) is used as given, whatever fp and max_npws say. */
 static void explicit_shape_is_used_as_given(void **state) {
     ebb_tlbf_config c = tlbf_config_of(0.001, SPAN, 3000, 1u << 22,
-                                  EBB_TLBF_REFUSE);
+                                       EBB_TLBF_REFUSE);
     ebb_tlbf_plan plan;
     (void)state;
     c.k = 17, c.l = 13, c.fp = 0.0, c.max_npws = NAN;
@@ -269,8 +270,9 @@ static void explicit_shape_is_used_as_given(void **state) {
 
 static void hashes_are_the_seeded_hash(void **state) {
     ebb_tlbf_config c = tlbf_config_of(0.01, SPAN, 500, LOTS_OF_MEMORY,
-                                  EBB_TLBF_REFUSE);
-    ebb_tlbf *by_key = tlbf_create_or_fail(&c, 77), *by_hash = tlbf_create_or_fail(&c, 77);
+                                       EBB_TLBF_REFUSE);
+    ebb_tlbf *by_key = tlbf_create_or_fail(&c, 77);
+    ebb_tlbf *by_hash = tlbf_create_or_fail(&c, 77);
     tlbf_snap a, b;
     uint64_t i;
     (void)state;
@@ -306,7 +308,7 @@ static void hashes_are_the_seeded_hash(void **state) {
 
 static void present_until_exactly_t_plus_span(void **state) {
     ebb_tlbf_config c = tlbf_config_of(0.01, SPAN, 1000, LOTS_OF_MEMORY,
-                                  EBB_TLBF_REFUSE);
+                                       EBB_TLBF_REFUSE);
     ebb_tlbf *f = tlbf_create_or_fail(&c, 5);
     uint64_t i;
     int64_t last = EPOCH + 199 * (SPAN / 400);
@@ -344,7 +346,7 @@ static void second_add_resets_exactly_past_t_for_any_l(void **state) {
     for (i = 0; i < sizeof ls / sizeof ls[0]; i++) {
         for (extra = 0; extra <= 1; extra++) {
             ebb_tlbf_config c = tlbf_config_of(0.1, SPAN, 100, LOTS_OF_MEMORY,
-                                          EBB_TLBF_REFUSE);
+                                               EBB_TLBF_REFUSE);
             ebb_tlbf *f;
             ebb_tlbf_stats s;
             c.k = 3;
@@ -365,7 +367,7 @@ static void second_add_resets_exactly_past_t_for_any_l(void **state) {
 
 static void idle_gap_of_t_keeps_and_of_t_plus_one_empties(void **state) {
     ebb_tlbf_config c = tlbf_config_of(0.1, SPAN, 100, LOTS_OF_MEMORY,
-                                  EBB_TLBF_REFUSE);
+                                       EBB_TLBF_REFUSE);
     ebb_tlbf *f = tlbf_create_or_fail(&c, 6);
     ebb_tlbf_stats s;
     uint64_t i;
@@ -407,7 +409,7 @@ static void idle_gap_of_t_keeps_and_of_t_plus_one_empties(void **state) {
 
 static void clamped_timestamps_count_from_the_latest(void **state) {
     ebb_tlbf_config c = tlbf_config_of(0.01, SPAN, 1000, LOTS_OF_MEMORY,
-                                  EBB_TLBF_REFUSE);
+                                       EBB_TLBF_REFUSE);
     ebb_tlbf *f = tlbf_create_or_fail(&c, 7);
     int64_t latest = EPOCH + 1000;
     ebb_tlbf_stats s;
@@ -443,7 +445,7 @@ static void clamped_timestamps_count_from_the_latest(void **state) {
  * report.) */
 static void queries_before_the_latest_time(void **state) {
     ebb_tlbf_config c = tlbf_config_of(0.01, SPAN, 1000, LOTS_OF_MEMORY,
-                                  EBB_TLBF_REFUSE);
+                                       EBB_TLBF_REFUSE);
     ebb_tlbf *f = tlbf_create_or_fail(&c, 8);
     const int64_t step = SPAN / 500;
     uint64_t i, n = 1500, checked = 0; /* 3 T */
@@ -475,7 +477,7 @@ static void queries_before_the_latest_time(void **state) {
 
 static void extreme_clock_values(void **state) {
     ebb_tlbf_config c = tlbf_config_of(0.1, INT64_MAX, 100, LOTS_OF_MEMORY,
-                                  EBB_TLBF_REFUSE);
+                                       EBB_TLBF_REFUSE);
     ebb_tlbf *f = tlbf_create_or_fail(&c, 10);
     uint64_t i;
     (void)state;
@@ -514,7 +516,7 @@ static void extreme_clock_values(void **state) {
  * was at INT64_MIN saves and loads like any other. */
 static void add_at_int64_min_round_trips(void **state) {
     ebb_tlbf_config c = tlbf_config_of(0.1, SPAN, 100, LOTS_OF_MEMORY,
-                                  EBB_TLBF_REFUSE);
+                                       EBB_TLBF_REFUSE);
     ebb_tlbf *f = tlbf_create_or_fail(&c, 12), *loaded = OUT_SENTINEL;
     tlbf_snap s;
     ebb_status st;
@@ -626,7 +628,7 @@ static void run_without_false_negatives(const scenario *s) {
             uint64_t initial =
                 (uint64_t)ceil(s->base_rate * initial_scale[j]);
             ebb_tlbf_config c = tlbf_config_of(fps[i], s->span, initial,
-                                          LOTS_OF_MEMORY, EBB_TLBF_REFUSE);
+                                               LOTS_OF_MEMORY, EBB_TLBF_REFUSE);
             ebb_tlbf *f = tlbf_create_or_fail(&c, 100 + i * 2 + j);
             stats_watch w;
             oracle_plan p;
@@ -735,7 +737,7 @@ static void no_false_negatives_when_the_clock_steps_back(void **state) {
 /* Memory of a filter after `spans` of a constant rate. */
 static size_t steady_memory(double fp, double rate, int64_t spans) {
     ebb_tlbf_config c = tlbf_config_of(fp, SPAN, (uint64_t)rate, LOTS_OF_MEMORY,
-                                  EBB_TLBF_REFUSE);
+                                       EBB_TLBF_REFUSE);
     ebb_tlbf *f = tlbf_create_or_fail(&c, 1);
     scenario s = base_scenario("steady", SHAPE_CONSTANT, rate);
     arrivals a;
@@ -794,7 +796,7 @@ static void refuse_policy_changes_nothing_but_the_count(void **state) {
     const double rate = 1000;
     size_t steady = steady_memory(0.1, rate, 3);
     ebb_tlbf_config c = tlbf_config_of(0.1, SPAN, (uint64_t)rate, 2 * steady,
-                                  EBB_TLBF_REFUSE);
+                                       EBB_TLBF_REFUSE);
     ebb_tlbf *f = tlbf_create_or_fail(&c, 21);
     scenario s = burst_scenario(rate);
     arrivals a;
@@ -845,7 +847,7 @@ static void refuse_policy_keeps_every_accepted_key(void **state) {
     const double rate = 3000;
     size_t steady = steady_memory(0.01, rate, 3);
     ebb_tlbf_config c = tlbf_config_of(0.01, SPAN, (uint64_t)rate, 2 * steady,
-                                  EBB_TLBF_REFUSE);
+                                       EBB_TLBF_REFUSE);
     ebb_tlbf *f = tlbf_create_or_fail(&c, 22);
     scenario s = burst_scenario(rate);
     stats_watch w;
@@ -929,7 +931,7 @@ static void evict_policy_stays_under_the_limit(void **state) {
         const double rate = 2000;
         size_t steady = steady_memory(fps[i], rate, 3);
         ebb_tlbf_config c = tlbf_config_of(fps[i], SPAN, (uint64_t)rate,
-                                      2 * steady, EBB_TLBF_EVICT);
+                                           2 * steady, EBB_TLBF_EVICT);
         ebb_tlbf *f;
         scenario s = burst_scenario(rate);
         evict_watch w;
@@ -989,7 +991,7 @@ static void coarse_timestamps_work_like_fine_ones(void **state) {
     for (i = 0; i < 2; i++) {
         for (p = 0; p < 2; p++) {
             ebb_tlbf_config c = tlbf_config_of(0.01, SPAN, (uint64_t)rate,
-                                          4 * steady, policies[p]);
+                                               4 * steady, policies[p]);
             ebb_tlbf *f = tlbf_create_or_fail(&c, 71);
             scenario s = base_scenario("coarse clock", SHAPE_CONSTANT, rate);
             oracle_plan plan;
@@ -1036,7 +1038,7 @@ static void adds_sharing_one_timestamp(void **state) {
     (void)state;
     for (p = 0; p < 2; p++) {
         ebb_tlbf_config c = tlbf_config_of(0.1, SPAN, 100, (size_t)32 << 20,
-                                      policies[p]);
+                                           policies[p]);
         ebb_tlbf *f = tlbf_create_or_fail(&c, 73);
         ebb_tlbf_stats st;
         uint64_t i, refused = 0, lost = 0;
@@ -1068,7 +1070,7 @@ static void buffered_batches_work_like_single_adds(void **state) {
     const size_t per_batch = (size_t)(rate / 20);
     size_t steady = steady_memory(0.01, rate, 3), refused_batches = 0;
     ebb_tlbf_config c = tlbf_config_of(0.01, SPAN, (uint64_t)rate, 4 * steady,
-                                  EBB_TLBF_REFUSE);
+                                       EBB_TLBF_REFUSE);
     ebb_tlbf *f = tlbf_create_or_fail(&c, 72);
     ebb_hash128 *hashes = malloc(per_batch * sizeof *hashes);
     uint64_t next = 0;
@@ -1206,7 +1208,7 @@ static void fail_each_allocation_of(const ebb_tlbf_config *c, uint64_t at) {
 
 static void shift_survives_every_allocation_failure(void **state) {
     ebb_tlbf_config c = tlbf_config_of(0.01, SPAN, 1000, LOTS_OF_MEMORY,
-                                  EBB_TLBF_REFUSE);
+                                       EBB_TLBF_REFUSE);
     shift_points points = find_shift_points(&c);
     (void)state;
     print_message("  first add allocating one block: %llu; two or more "
@@ -1248,7 +1250,7 @@ static void batches_equal_single_calls(void **state) {
     (void)state;
     for (p = 0; p < 2; p++) {
         ebb_tlbf_config c = tlbf_config_of(0.1, SPAN, 10000, 1u << 20,
-                                      policies[p]);
+                                           policies[p]);
         ebb_tlbf *batched = tlbf_create_or_fail(&c, 41);
         ebb_tlbf *single = tlbf_create_or_fail(&c, 41);
         uint64_t next = 0, rng = 99, failed = 0;
@@ -1493,7 +1495,7 @@ static void batches_cross_every_boundary(void **state) {
  * between: bursts, clamps, idle resets. */
 static void identical_calls_give_identical_filters(void **state) {
     ebb_tlbf_config c = tlbf_config_of(0.01, SPAN, 300, LOTS_OF_MEMORY,
-                                  EBB_TLBF_REFUSE);
+                                       EBB_TLBF_REFUSE);
     ebb_tlbf *x = tlbf_create_or_fail(&c, 51), *y = tlbf_create_or_fail(&c, 51);
     ebb_tlbf *other_seed = tlbf_create_or_fail(&c, 52);
     scenario s = base_scenario("replicas", SHAPE_BURST, 1000);
@@ -1544,7 +1546,7 @@ static void identical_calls_give_identical_filters(void **state) {
 
 static void convenience_forms_use_the_realtime_clock(void **state) {
     ebb_tlbf_config c = tlbf_config_of(0.01, 3600 * SPAN, 100, LOTS_OF_MEMORY,
-                                  EBB_TLBF_REFUSE);
+                                       EBB_TLBF_REFUSE);
     ebb_tlbf *f = tlbf_create_or_fail(&c, 61);
     int64_t before = (int64_t)time(NULL) * SPAN;
     int64_t now = ebb_tlbf_clock_now();
