@@ -135,14 +135,29 @@ size_t ebb_apbf_contains_batch(const ebb_apbf *f, const ebb_hash128 *hashes,
 }
 
 /* The first reads of Algorithm 1 are slice l, then l + 1 on a match. */
-static void prefetch_query(const ebb_apbf *f, ebb_hash128 h)
+static inline void prefetch_query(const ebb_apbf *f, ebb_hash128 h,
+                                  ebb_apbf_path path)
 {
     uint32_t last = f->l + 1 < f->k + f->l ? f->l + 1 : f->l;
     for (uint32_t i = f->l; i <= last; i++) {
         ebb_slice_probe probe;
-        ebb_apbf_locate(f, h, ebb_apbf_position(f, i), EBB_APBF_PATH_GENERIC,
-                        &probe);
+        ebb_apbf_locate(f, h, ebb_apbf_position(f, i), path, &probe);
         prefetch_read(probe.at);
+    }
+}
+
+/* Prefetches a chunk's first query reads and add lines with today's slice
+ * positions; a shift inside the chunk only makes some prefetches useless,
+ * never an answer wrong. */
+static inline void prefetch_chunk(const ebb_apbf *f, const ebb_hash128 *h,
+                                  size_t n, ebb_apbf_path path)
+{
+    uint32_t pos[EBB_APBF_MAX_K];
+    for (uint32_t i = 0; i < f->k; i++)
+        pos[i] = ebb_apbf_position(f, i);
+    for (size_t j = 0; j < n; j++) {
+        prefetch_query(f, h[j], path);
+        prefetch_add_at(f, h[j], pos, path);
     }
 }
 
@@ -152,14 +167,17 @@ size_t ebb_apbf_check_and_add_batch(ebb_apbf *f, const ebb_hash128 *hashes,
     size_t found = 0;
     for (size_t start = 0; start < n; start += CHUNK) {
         size_t end = n - start < CHUNK ? n : start + CHUNK;
-        /* Prefetch with today's slice positions; a shift inside the chunk
-         * only makes some prefetches useless, never an answer wrong. */
-        uint32_t pos[EBB_APBF_MAX_K];
-        for (uint32_t i = 0; i < f->k; i++)
-            pos[i] = ebb_apbf_position(f, i);
-        for (size_t j = start; j < end; j++) {
-            prefetch_query(f, hashes[j]);
-            prefetch_add_at(f, hashes[j], pos, EBB_APBF_PATH_GENERIC);
+        switch (f->path) {
+        case EBB_APBF_PATH_PLAIN:
+            prefetch_chunk(f, hashes + start, end - start, EBB_APBF_PATH_PLAIN);
+            break;
+        case EBB_APBF_PATH_LINE8:
+            prefetch_chunk(f, hashes + start, end - start, EBB_APBF_PATH_LINE8);
+            break;
+        default:
+            prefetch_chunk(f, hashes + start, end - start,
+                           EBB_APBF_PATH_GENERIC);
+            break;
         }
         for (size_t j = start; j < end; j++) {
             bool hit = ebb_apbf_contains_hash(f, hashes[j]);
