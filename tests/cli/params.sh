@@ -118,18 +118,27 @@ human_value() {
         found = 1 } END { if (!found) exit 1 }' "$1"
 }
 
+# params_both <name> <ebb params arguments...>: runs `ebb params` with and
+# without --json, checks both exit 0, and leaves the outputs in
+# $WORK/<name>.json and $WORK/<name>.txt.
+params_both() {
+    local name=$1
+    shift
+    run_capture "$WORK/$name-json" /dev/null "$EBB" params "$@" --json
+    check "$name: --json exit 0 (got $status)" equals "$status" 0
+    cp "$WORK/$name-json.out" "$WORK/$name.json"
+    run_capture "$WORK/$name-human" /dev/null "$EBB" params "$@"
+    check "$name: human exit 0 (got $status)" equals "$status" 0
+    cp "$WORK/$name-human.out" "$WORK/$name.txt"
+}
+
 # check_shape <name> <ebb params arguments...>: runs both forms and checks
 # the JSON shape, the identities, fp against awk, and human == JSON.
 check_shape() {
     local name=$1
     shift
     local json="$WORK/$name.json" human="$WORK/$name.txt"
-    run_capture "$WORK/$name-json" /dev/null "$EBB" params "$@" --json
-    check "$name: --json exit 0 (got $status)" equals "$status" 0
-    cp "$WORK/$name-json.out" "$json"
-    run_capture "$WORK/$name-human" /dev/null "$EBB" params "$@"
-    check "$name: human exit 0 (got $status)" equals "$status" 0
-    cp "$WORK/$name-human.out" "$human"
+    params_both "$name" "$@"
     check "$name: JSON has exactly the nine keys" json_shape_ok "$json"
 
     local k l m g w mem bpi fp slack npws acc
@@ -275,12 +284,7 @@ check_blocked() {
     local name=$1 B=$2 b=$3
     shift 3
     local json="$WORK/$name.json" human="$WORK/$name.txt"
-    run_capture "$WORK/$name-json" /dev/null "$EBB" params "$@" --json
-    check "$name: --json exit 0 (got $status)" equals "$status" 0
-    cp "$WORK/$name-json.out" "$json"
-    run_capture "$WORK/$name-human" /dev/null "$EBB" params "$@"
-    check "$name: human exit 0 (got $status)" equals "$status" 0
-    cp "$WORK/$name-human.out" "$human"
+    params_both "$name" "$@"
     check "$name: JSON has exactly the nine keys" json_shape_ok "$json"
 
     local k l m g w mem bpi slack
@@ -485,14 +489,7 @@ time_case() {
     local name=$1 span=$2 span_ns=$3 rate=$4 fp=$5
     shift 5
     local json="$WORK/$name.json" human="$WORK/$name.txt"
-    run_capture "$WORK/$name-json" /dev/null "$EBB" params --time-window "$span" \
-        --rate "$rate" --fp "$fp" "$@" --json
-    check "$name: --json exit 0 (got $status)" equals "$status" 0
-    cp "$WORK/$name-json.out" "$json"
-    run_capture "$WORK/$name-human" /dev/null "$EBB" params --time-window "$span" \
-        --rate "$rate" --fp "$fp" "$@"
-    check "$name: human exit 0 (got $status)" equals "$status" 0
-    cp "$WORK/$name-human.out" "$human"
+    params_both "$name" --time-window "$span" --rate "$rate" --fp "$fp" "$@"
     check "$name: JSON has exactly the eleven keys" time_json_shape_ok "$json"
 
     local k l gen g m mem bpi slack
