@@ -214,7 +214,7 @@ static ebb_status read_slices(ebb_tlbf *f, ebb_reader *r,
         slot->hash_index = s.hash_index;
         if (!tail_clear(slot))
             return EBB_ECORRUPT;
-        if (ebb_tlbf_footprint(h->slots, f->bits_bytes) > h->max_memory)
+        if (ebb_tlbf_footprint(h->k, h->slots, f->bits_bytes) > h->max_memory)
             return EBB_ECORRUPT; /* never written by a filter under its cap */
     }
     return ebb_reader_left(r) == 0 ? EBB_OK : EBB_ECORRUPT;
@@ -237,6 +237,7 @@ ebb_status ebb_tlbf_load(const void *buf, size_t len, ebb_tlbf **out)
         return st;
     apply_header(f, &h, frame.seed);
     st = read_slices(f, &frame.payload, &h);
+    ebb_tlbf_refresh_writes(f);
     /* The budget only shrinks as slices fill, so it never exceeds what a
      * shift would give now; 0 means the next add shifts. */
     if (st == EBB_OK && f->left > ebb_tlbf_schedule(f))

@@ -28,6 +28,18 @@ typedef struct tlbf_slice {
     uint32_t hash_index; /* h_i in [0, k)                                */
 } tlbf_slice;
 
+/* What an add needs of one of the k slices it writes, copied out of the
+ * ring (ebb_tlbf_refresh_writes) whenever the ring changes. Dense, in the
+ * handle's allocation: reached through the 64-byte ring entries instead,
+ * the one-call add took a third longer (42.6 against 31.8 ns at k = 12,
+ * 66.5 against 49.9 at k = 20, w = 10^6; a scratch driver, not kept; the
+ * bench's own numbers are in docs/bench.md). */
+typedef struct tlbf_write {
+    uint64_t *bits;
+    uint64_t nbits;
+    uint64_t hash_index;
+} tlbf_write;
+
 struct ebb_tlbf {
     uint32_t k, l;
     int64_t span;                /* T in nanoseconds                       */
@@ -64,6 +76,7 @@ struct ebb_tlbf {
     int64_t latest_ns;           /* EBB_TLBF_NEVER before the first call   */
 
     uint64_t insertions, shifts, evicted, refused, clamped, resets;
+    tlbf_write writes[];         /* k entries: s_0 .. s_{k-1}              */
 };
 
 /* Logical slice i (0 newest, i < count). */
@@ -86,9 +99,21 @@ static inline int64_t ebb_tlbf_last_ns(const ebb_tlbf *f, uint32_t i)
                                        : ebb_tlbf_at(f, i)->last_ns;
 }
 
-/* Bytes the filter holds with a ring of `slots` entries and `bits` bytes of
- * slice blocks. */
-size_t ebb_tlbf_footprint(uint32_t slots, size_t bits);
+/* Copies the k newest slices' bit arrays, sizes and hash indexes into
+ * f->writes: after anything that moves, replaces or creates them. */
+static inline void ebb_tlbf_refresh_writes(ebb_tlbf *f)
+{
+    for (uint32_t i = 0; i < f->k && i < f->count; i++) {
+        const tlbf_slice *s = ebb_tlbf_at(f, i);
+        f->writes[i].bits = s->bits;
+        f->writes[i].nbits = s->nbits;
+        f->writes[i].hash_index = s->hash_index;
+    }
+}
+
+/* Bytes a filter of k written slices holds with a ring of `slots` entries
+ * and `bits` bytes of slice blocks. */
+size_t ebb_tlbf_footprint(uint32_t k, uint32_t slots, size_t bits);
 
 /* Bits for a capacity: m = ceil(c / ln 2), so floor(m ln 2) >= c. 0 when
  * too large. */
