@@ -34,11 +34,11 @@
  *   2 T / l: retire the old-end slices with t_i < now - T; size the new s_0
  *   for the observed rate: g insertions in d ns (d >= T / 4l, measured from
  *   a rate base) give g* = ceil(g (T / l) / d) per generation, smoothed with
- *   hysteresis (next_estimate says why), and a slice is written for k
- *   generations, so c_0 = k g*; the budget until the next shift is
- *   max(1, min_{i<k} floor((c_i - n_i) / (k - i))), so no slice passes its
- *   capacity while it is written. Expired slices are also freed as soon as
- *   they expire (retire_expired).
+ *   a band and a significance test (next_estimate says why), and a slice is
+ *   written for k generations, so c_0 = k g*; the budget until the next
+ *   shift is max(1, min_{i<k} floor((c_i - n_i) / (k - i))), so no slice
+ *   passes its capacity while it is written. Expired slices are also freed
+ *   as soon as they expire (retire_expired).
  * query(x, now): the live slices (t_i >= now - T) are a prefix s_0..
  *   s_{L'-1}, since t_i never increases with position; run the APBF walk
  *   (src/core/agequery.h) over them with l' = L' - k.
@@ -419,10 +419,15 @@ uint64_t ebb_tlbf_initial_estimate(const ebb_tlbf *f)
  * left in the k slices being written, so slices of slightly different sizes
  * end generations early, and with Poisson arrivals that pulled the filling,
  * and the false-positive rate, well below target (0.7x at fp 1e-4, k = 20;
- * tests/stats/test_tlbf_fp). So an observation within 1/8 of the estimate
- * changes nothing (steady slices come out identical); a change beyond 2x
- * is followed at once (bursts and drops are real); anything between moves
- * the estimate a quarter of the way. *rebase says whether the base moves. */
+ * tests/stats/test_tlbf_fp). So a change beyond 2x is followed at once
+ * (bursts and drops are real); one beyond 1/8 moves the estimate a quarter
+ * of the way; and an observation within 1/8 changes nothing unless it is
+ * significant: there the base stays put, so the next observation covers
+ * more generations (up to a span), and once the count departs from the
+ * estimate's by more than three Poisson standard deviations the estimate
+ * takes the observed rate. Without that last rule a dimensioning error
+ * left the slices sized anywhere in 8/9 .. 8/7 of the rate for good
+ * (docs/tlbf.md, rule 5). *rebase says whether the base moves. */
 static uint64_t next_estimate(const ebb_tlbf *f, int64_t now, bool *rebase)
 {
     double generation_ns = (double)f->span / (double)f->l;
@@ -442,11 +447,20 @@ static uint64_t next_estimate(const ebb_tlbf *f, int64_t now, bool *rebase)
     }
     double observed = ceil((double)f->since_base * generation_ns / (double)d);
     double current = (double)f->estimate;
-    double next = observed > 2.0 * current || observed < current / 2.0
-                      ? observed
-                  : fabs(observed - current) <= current / 8.0
-                      ? current
-                      : current + (observed - current) / 4.0;
+    double next = current;
+    if (observed > 2.0 * current || observed < current / 2.0) {
+        next = observed;
+    } else if (fabs(observed - current) > current / 8.0) {
+        next = current + (observed - current) / 4.0;
+    } else {
+        double expected = current * (double)d / generation_ns;
+        bool significant = fabs((double)f->since_base - expected) >
+                           3.0 * sqrt(expected);
+        if (significant)
+            next = observed;
+        else
+            *rebase = d >= (uint64_t)f->span; /* keep counting, up to T */
+    }
     double most = (double)ebb_tlbf_max_estimate(f->k);
     if (!(next <= most))
         next = most;

@@ -971,6 +971,51 @@ static void evict_policy_stays_under_the_limit(void **state) {
 }
 
 /* ------------------------------------------------------------------------ */
+/* Rate estimate                                                            */
+/* ------------------------------------------------------------------------ */
+
+/* A filter created for a rate within 1/8 of the real one (inside the
+ * estimate's band) must still settle on the real rate: arrivals evenly
+ * spaced, so the count departs from the estimate's without noise and the
+ * significance rule (docs/tlbf.md, rule 5) moves it once enough generations
+ * have been counted. After four spans the newest slice must be the one a
+ * filter created for the exact rate makes, within 1%; a band without that
+ * rule left it at the initial size, 8-10% off. */
+static void estimate_settles_inside_its_band(void **state) {
+    static const double factors[] = {1.1, 0.92};
+    const uint64_t per_span = 20000;
+    const int64_t gap = SPAN / (int64_t)per_span;
+    ebb_tlbf_config exact = tlbf_config_of(0.01, SPAN, per_span,
+                                           LOTS_OF_MEMORY, EBB_TLBF_REFUSE);
+    ebb_tlbf_plan plan;
+    size_t i;
+    (void)state;
+    assert_int_equal(ebb_tlbf_plan_config(&exact, &plan), EBB_OK);
+    for (i = 0; i < 2; i++) {
+        uint64_t initial = (uint64_t)llround(factors[i] * (double)per_span);
+        ebb_tlbf_config c = tlbf_config_of(0.01, SPAN, initial,
+                                           LOTS_OF_MEMORY, EBB_TLBF_REFUSE);
+        ebb_tlbf *f = tlbf_create_or_fail(&c, 29);
+        uint64_t n, start_bits = tlbf_stats_of(f).slice0_bits;
+        for (n = 0; n < 4 * per_span; n++)
+            add_ok(f, KEYS_INSERTED, n, EPOCH + (int64_t)n * gap);
+        ebb_tlbf_stats st = tlbf_stats_of(f);
+        double off = (double)st.slice0_bits / (double)plan.slice_bits - 1.0;
+        print_message("  created for %.2fx the rate: slice 0 of %llu bits at "
+                      "first, %llu after 4 T; %llu for the exact rate "
+                      "(%+.2f%%)\n",
+                      factors[i], (unsigned long long)start_bits,
+                      (unsigned long long)st.slice0_bits,
+                      (unsigned long long)plan.slice_bits, 100.0 * off);
+        CHECK(fabs(off) <= 0.01,
+              "created for %.2fx the rate, slice 0 is %+.2f%% off the size "
+              "for the exact rate after 4 T",
+              factors[i], 100.0 * off);
+        ebb_tlbf_destroy(f);
+    }
+}
+
+/* ------------------------------------------------------------------------ */
 /* Coarse clocks and buffered batches                                       */
 /* ------------------------------------------------------------------------ */
 
@@ -1587,6 +1632,7 @@ int main(void) {
         TEST(refuse_policy_changes_nothing_but_the_count),
         TEST(refuse_policy_keeps_every_accepted_key),
         TEST(evict_policy_stays_under_the_limit),
+        TEST(estimate_settles_inside_its_band),
         TEST(adds_sharing_one_timestamp),
         TEST(coarse_timestamps_work_like_fine_ones),
         TEST(buffered_batches_work_like_single_adds),
