@@ -37,10 +37,6 @@ void ebb_apbf_hash_batch(const ebb_apbf *f, const void *const *keys,
  * machine's ceiling, docs/bench.md). */
 #define ADD_LOOKAHEAD 16u
 
-/* Below this many bytes in the k slices an add writes, they stay in the
- * caches (twice a 1 MiB L2) and prefetching only adds instructions: batch
- * adds were 20-40% slower than single ones at w = 10^6 with it. */
-#define ADD_PREFETCH_MIN_BYTES (UINT64_C(2) << 20)
 
 /* Prefetches the k lines an add of h writes (pos: the k newest slices). */
 static inline void prefetch_add_at(const ebb_apbf *f, ebb_hash128 h,
@@ -98,7 +94,7 @@ static inline void add_run_prefetching(ebb_apbf *f, const ebb_hash128 *h,
 static void add_run(ebb_apbf *f, const ebb_hash128 *h, size_t n)
 {
     uint64_t written = (uint64_t)f->k * f->slice_words * 8u;
-    if (written >= ADD_PREFETCH_MIN_BYTES)
+    if (written >= EBB_ADD_PREFETCH_MIN_BYTES)
         add_run_prefetching(f, h, n, true);
     else
         add_run_prefetching(f, h, n, false);

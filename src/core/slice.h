@@ -21,6 +21,12 @@ static inline uint64_t ebb_slice_bit(ebb_hash128 h, uint32_t index,
  * slices), or the block and the value its bits come from (blocked APBF).
  * Locating every bit of an operation before touching any lets the cache
  * misses overlap. */
+/* Below this many bytes in the slices an add writes, they stay in the
+ * caches (twice a 1 MiB L2) and a batch add's prefetching only adds
+ * instructions: APBF batch adds were 20-40% slower than single ones at
+ * w = 10^6 with it, TLBF batch adds 8-9% (docs/bench.md). */
+#define EBB_ADD_PREFETCH_MIN_BYTES (UINT64_C(2) << 20)
+
 typedef struct ebb_slice_probe {
     uint64_t *at;
     uint64_t aux;

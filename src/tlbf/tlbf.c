@@ -775,9 +775,17 @@ EBB_ALWAYS_INLINE void write_key(const ebb_tlbf *f, ebb_hash128 h)
  * set (the APBF's batch uses the same). */
 #define BATCH_CHUNK 16u
 
-/* Sets the bits of n <= BATCH_CHUNK keys in the k newest slices. */
+/* Sets the bits of n <= BATCH_CHUNK keys in the k newest slices: when
+ * those are large, every bit located and prefetched before any is set;
+ * in the caches, key by key as single adds do (the staging only added
+ * instructions: 48.5 against 45.0 ns per add at k = 12, w = 10^6). */
 static void write_keys(const ebb_tlbf *f, const ebb_hash128 *h, size_t n)
 {
+    if (f->written_bits / 8u < EBB_ADD_PREFETCH_MIN_BYTES) {
+        for (size_t j = 0; j < n; j++)
+            write_key(f, h[j]);
+        return;
+    }
     ebb_slice_probe refs[BATCH_CHUNK * EBB_APBF_MAX_K];
     size_t at = 0;
     for (uint32_t i = 0; i < f->k; i++) {

@@ -38,6 +38,7 @@
 #include "ebb/ebb.h"
 #include "ebb/tlbf.h"
 #include "support.h"
+#include "core/slice.h" /* EBB_ADD_PREFETCH_MIN_BYTES */
 #include "tlbf_testkit.h"
 
 #define SPAN INT64_C(1000000000) /* T = 1 s of simulated time          */
@@ -1452,6 +1453,57 @@ static ebb_status add_singly_noting(ebb_tlbf *f, const ebb_hash128 *hashes,
     return st;
 }
 
+/* Batches whose k written slices hold at least EBB_ADD_PREFETCH_MIN_BYTES
+ * take the staged path (every bit of a chunk located and prefetched before
+ * any is set); the other tests' filters are small and write key by key. A
+ * steady stream of about 4.4 million keys per span (k = 6 slices of some
+ * 370 KB each), batches of up to 1000 keys, across two shifts: the state
+ * must stay that of single adds. */
+static void large_batches_equal_single_calls(void **state) {
+    enum { MOST = 1000, KEYS = 720000, PER_SPAN = 4400000 };
+    ebb_tlbf_config c = tlbf_config_of(0.1, SPAN, PER_SPAN, LOTS_OF_MEMORY,
+                                       EBB_TLBF_REFUSE);
+    ebb_tlbf *batched = tlbf_create_or_fail(&c, 47);
+    ebb_tlbf *single = tlbf_create_or_fail(&c, 47);
+    ebb_hash128 *hashes = malloc(MOST * sizeof *hashes);
+    batch_events ev = {0, 0, 0, 0, 0, 0};
+    uint64_t next = 0, rng = 77;
+    int64_t t = EPOCH;
+    ebb_tlbf_stats st0 = tlbf_stats_of(batched);
+    (void)state;
+    assert_non_null(hashes);
+    CHECK((uint64_t)st0.k * st0.slice0_bits / 8u >= EBB_ADD_PREFETCH_MIN_BYTES,
+          "the written slices hold %llu bytes, under the staged path's %llu",
+          (unsigned long long)((uint64_t)st0.k * st0.slice0_bits / 8u),
+          (unsigned long long)EBB_ADD_PREFETCH_MIN_BYTES);
+    while (next < KEYS) {
+        size_t n = 1 + (size_t)(support_splitmix64(&rng) % MOST), i;
+        size_t added = 777, added_singly = 0;
+        ebb_status st;
+        for (i = 0; i < n; i++) {
+            support_key key = support_key_make(KEYS_INSERTED, next++);
+            hashes[i] = ebb_tlbf_hash(batched, key.bytes, sizeof key.bytes);
+        }
+        t += (int64_t)n * (SPAN / PER_SPAN);
+        st = ebb_tlbf_add_batch(batched, hashes, n, t, &added);
+        assert_int_equal(st, add_singly_noting(single, hashes, n, t,
+                                               &added_singly, &ev));
+        assert_int_equal(st, EBB_OK);
+        assert_int_equal(added, added_singly);
+    }
+    tlbf_snap a = tlbf_snap_save(batched), b = tlbf_snap_save(single);
+    tlbf_snap_expect_equal(&a, &b, "large batches");
+    tlbf_snap_free(&a);
+    tlbf_snap_free(&b);
+    print_message("  %llu keys, %llu shifts inside batches\n",
+                  (unsigned long long)next,
+                  (unsigned long long)ev.shifts_inside);
+    assert_true(ev.shifts_inside >= 2);
+    free(hashes);
+    ebb_tlbf_destroy(batched);
+    ebb_tlbf_destroy(single);
+}
+
 /* Batches whose keys cross every boundary of the filter's life give what
  * single calls give, byte for byte after every batch: shifts when the
  * budget runs out mid-batch, refusals (REFUSE) and evictions (EVICT)
@@ -1640,6 +1692,7 @@ int main(void) {
         TEST(batches_equal_single_calls),
         TEST(batch_stops_at_the_first_refusal),
         TEST(batches_cross_every_boundary),
+        TEST(large_batches_equal_single_calls),
         TEST(identical_calls_give_identical_filters),
         TEST(convenience_forms_use_the_realtime_clock),
     };
