@@ -163,6 +163,17 @@ static ebb_status read_slice(ebb_reader *r, const tlbf_header *h,
     return EBB_OK;
 }
 
+/* The footprint a writer held to max_memory. Versions before the handle
+ * kept its k write descriptors (up to ebb commit eeadd45) did not count
+ * them, so a filter they saved at its cap loads up to k x 24 bytes over
+ * it; its next shift must fit the cap again (refused or evicting as its
+ * policy says). Only what no filter under its cap wrote is corrupt. */
+static size_t footprint_as_written(const tlbf_header *h, size_t bits)
+{
+    return ebb_tlbf_footprint(h->k, h->slots, bits) -
+           (size_t)h->k * sizeof(tlbf_write);
+}
+
 static bool tail_clear(const tlbf_slice *s)
 {
     uint64_t mask = ebb_bits_tail_mask(s->nbits);
@@ -214,7 +225,7 @@ static ebb_status read_slices(ebb_tlbf *f, ebb_reader *r,
         slot->hash_index = s.hash_index;
         if (!tail_clear(slot))
             return EBB_ECORRUPT;
-        if (ebb_tlbf_footprint(h->k, h->slots, f->bits_bytes) > h->max_memory)
+        if (footprint_as_written(h, f->bits_bytes) > h->max_memory)
             return EBB_ECORRUPT; /* never written by a filter under its cap */
     }
     return ebb_reader_left(r) == 0 ? EBB_OK : EBB_ECORRUPT;

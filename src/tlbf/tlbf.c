@@ -427,7 +427,34 @@ uint64_t ebb_tlbf_initial_estimate(const ebb_tlbf *f)
  * estimate's by more than three Poisson standard deviations the estimate
  * takes the observed rate. Without that last rule a dimensioning error
  * left the slices sized anywhere in 8/9 .. 8/7 of the rate for good
- * (docs/tlbf.md, rule 5). *rebase says whether the base moves. */
+ * (docs/tlbf.md, rule 5). The base is held only while the generation that
+ * just ended agrees with the estimate (recent_agrees): a burst diluted in
+ * a span of held count would otherwise be followed shifts late.
+ * *rebase says whether the base moves. */
+/* Within three Poisson standard deviations of the count an estimate
+ * predicts over d ns. */
+static bool count_agrees(double count, double estimate, double d,
+                         double generation_ns)
+{
+    double expected = estimate * d / generation_ns;
+    return fabs(count - expected) <= 3.0 * sqrt(expected);
+}
+
+/* Does the generation that just ended, alone, agree with the estimate? Its
+ * count is s_0's (s_0 received every add since the last shift); one that
+ * ended within a quarter generation (a burst, or a coarse clock) cannot be
+ * measured and does not. */
+static bool recent_agrees(const ebb_tlbf *f, int64_t now,
+                          double generation_ns)
+{
+    if (f->generation_ns == EBB_TLBF_NEVER)
+        return false;
+    double d = (double)elapsed(f->generation_ns, now);
+    return d >= generation_ns / 4.0 &&
+           count_agrees((double)ebb_tlbf_inserted(f, 0),
+                        (double)f->estimate, d, generation_ns);
+}
+
 static uint64_t next_estimate(const ebb_tlbf *f, int64_t now, bool *rebase)
 {
     double generation_ns = (double)f->span / (double)f->l;
@@ -452,14 +479,12 @@ static uint64_t next_estimate(const ebb_tlbf *f, int64_t now, bool *rebase)
         next = observed;
     } else if (fabs(observed - current) > current / 8.0) {
         next = current + (observed - current) / 4.0;
+    } else if (!count_agrees((double)f->since_base, current, (double)d,
+                             generation_ns)) {
+        next = observed;
     } else {
-        double expected = current * (double)d / generation_ns;
-        bool significant = fabs((double)f->since_base - expected) >
-                           3.0 * sqrt(expected);
-        if (significant)
-            next = observed;
-        else
-            *rebase = d >= (uint64_t)f->span; /* keep counting, up to T */
+        /* keep counting, up to T, while the latest generation agrees */
+        *rebase = d >= (uint64_t)f->span || !recent_agrees(f, now, generation_ns);
     }
     double most = (double)ebb_tlbf_max_estimate(f->k);
     if (!(next <= most))
@@ -781,7 +806,10 @@ EBB_ALWAYS_INLINE void write_key(const ebb_tlbf *f, ebb_hash128 h)
  * instructions: 48.5 against 45.0 ns per add at k = 12, w = 10^6). */
 static void write_keys(const ebb_tlbf *f, const ebb_hash128 *h, size_t n)
 {
-    if (f->written_bits / 8u < EBB_ADD_PREFETCH_MIN_BYTES) {
+    uint64_t written_bits = 0;
+    for (uint32_t i = 0; i < f->k; i++)
+        written_bits += f->writes[i].nbits;
+    if (written_bits / 8u < EBB_ADD_PREFETCH_MIN_BYTES) {
         for (size_t j = 0; j < n; j++)
             write_key(f, h[j]);
         return;

@@ -76,7 +76,6 @@ struct ebb_tlbf {
     int64_t latest_ns;           /* EBB_TLBF_NEVER before the first call   */
 
     uint64_t insertions, shifts, evicted, refused, clamped, resets;
-    uint64_t written_bits;       /* sum of the k writes' nbits              */
     tlbf_write writes[];         /* k entries: s_0 .. s_{k-1}              */
 };
 
@@ -104,13 +103,11 @@ static inline int64_t ebb_tlbf_last_ns(const ebb_tlbf *f, uint32_t i)
  * f->writes: after anything that moves, replaces or creates them. */
 static inline void ebb_tlbf_refresh_writes(ebb_tlbf *f)
 {
-    f->written_bits = 0;
     for (uint32_t i = 0; i < f->k && i < f->count; i++) {
         const tlbf_slice *s = ebb_tlbf_at(f, i);
         f->writes[i].bits = s->bits;
         f->writes[i].nbits = s->nbits;
         f->writes[i].hash_index = s->hash_index;
-        f->written_bits += s->nbits;
     }
 }
 

@@ -599,6 +599,35 @@ static void round_trip_of_a_new_filter(void **state) {
 /* Rejections: frame                                                        */
 /* ------------------------------------------------------------------------ */
 
+/* Before the handle kept its k write descriptors (24 bytes each,
+ * docs/format.md), a filter's footprint did not count them, so a snapshot
+ * saved at its cap by those versions lies within k x 24 bytes under what
+ * ebb_tlbf_memory now reports. It must still load; one byte less is what
+ * no filter under its cap wrote. */
+static void saved_at_its_cap_by_older_versions_loads(void **state) {
+    tlbf_snap s = small_snapshot();
+    ebb_tlbf *loaded = tlbf_snap_load(&s);
+    ebb_tlbf_stats st;
+    (void)state;
+    ebb_tlbf_get_stats(loaded, &st);
+    uint64_t older_cap = st.memory_bytes - (uint64_t)st.k * 24u;
+    ebb_tlbf_destroy(loaded);
+
+    tlbf_snap c = tlbf_snap_copy(&s);
+    tlbf_snap_set(&c, SNAP_OFF_PARAMS + TP_MAX_MEMORY, 8, older_cap);
+    tlbf_snap_forge_checksum(&c);
+    loaded = tlbf_snap_load(&c);
+    ebb_tlbf_get_stats(loaded, &st);
+    assert_int_equal(st.max_memory, older_cap);
+    ebb_tlbf_destroy(loaded);
+    tlbf_snap_free(&c);
+    expect_forged_fails(&s, SNAP_OFF_PARAMS + TP_MAX_MEMORY, 8,
+                        older_cap - 1,
+                        "max_memory one byte under the slices and ring",
+                        false);
+    tlbf_snap_free(&s);
+}
+
 static void forged_seed_still_loads(void **state) {
     /* Positive control for tlbf_snap_forge_checksum. */
     tlbf_snap s = small_snapshot();
@@ -913,6 +942,7 @@ int main(void) {
         TEST(every_state_saves_and_loads),
         TEST(round_trip_of_a_new_filter),
         TEST(forged_seed_still_loads),
+        TEST(saved_at_its_cap_by_older_versions_loads),
         TEST(rejects_bad_magic),
         TEST(rejects_every_truncation),
         TEST(rejects_other_families),
