@@ -1016,6 +1016,50 @@ static void estimate_settles_inside_its_band(void **state) {
     }
 }
 
+/* A step to 4x the rate must be followed at the next shift, not averaged
+ * into the span of count the estimate holds at a steady rate (the held
+ * base, docs/tlbf.md rule 5): evenly spaced arrivals at 20,000 per span for
+ * 0.95 T (the held base then spans most of it), then 80,000 per span; by
+ * the second shift after the step the
+ * newest slice must be within 1/8 of the size a filter created for the new
+ * rate makes. Holding the base through the step took five shifts. */
+static void a_rate_step_is_followed_at_once(void **state) {
+    const uint64_t per_span = 20000;
+    ebb_tlbf_config c = tlbf_config_of(0.01, SPAN, per_span, LOTS_OF_MEMORY,
+                                       EBB_TLBF_REFUSE);
+    ebb_tlbf_config fast = tlbf_config_of(0.01, SPAN, 4 * per_span,
+                                          LOTS_OF_MEMORY, EBB_TLBF_REFUSE);
+    ebb_tlbf_plan plan;
+    ebb_tlbf *f = tlbf_create_or_fail(&c, 31);
+    int64_t t = EPOCH, step_at = EPOCH + SPAN / 20 * 19;
+    uint64_t n = 0, shifts_at_step = 0;
+    double ratio = 0.0;
+    (void)state;
+    assert_int_equal(ebb_tlbf_plan_config(&fast, &plan), EBB_OK);
+    for (;;) {
+        ebb_tlbf_stats st;
+        t += SPAN / (int64_t)(t < step_at ? per_span : 4 * per_span);
+        add_ok(f, KEYS_INSERTED, n++, t);
+        st = tlbf_stats_of(f);
+        if (t < step_at) {
+            shifts_at_step = st.shifts;
+            continue;
+        }
+        if (st.shifts == shifts_at_step + 2) {
+            ratio = (double)st.slice0_bits / (double)plan.slice_bits;
+            break;
+        }
+    }
+    print_message("  second shift after a 4x step: slice 0 at %.3f of the "
+                  "size for the new rate\n",
+                  ratio);
+    CHECK(fabs(ratio - 1.0) <= 0.125,
+          "second shift after a 4x step: slice 0 at %.3f of the size for the "
+          "new rate",
+          ratio);
+    ebb_tlbf_destroy(f);
+}
+
 /* ------------------------------------------------------------------------ */
 /* Coarse clocks and buffered batches                                       */
 /* ------------------------------------------------------------------------ */
@@ -1685,6 +1729,7 @@ int main(void) {
         TEST(refuse_policy_keeps_every_accepted_key),
         TEST(evict_policy_stays_under_the_limit),
         TEST(estimate_settles_inside_its_band),
+        TEST(a_rate_step_is_followed_at_once),
         TEST(adds_sharing_one_timestamp),
         TEST(coarse_timestamps_work_like_fine_ones),
         TEST(buffered_batches_work_like_single_adds),
