@@ -1020,9 +1020,9 @@ static void estimate_settles_inside_its_band(void **state) {
  * into the span of count the estimate holds at a steady rate (the held
  * base, docs/tlbf.md rule 5): evenly spaced arrivals at 20,000 per span for
  * 0.95 T (the held base then spans most of it), then 80,000 per span; by
- * the second shift after the step the
- * newest slice must be within 1/8 of the size a filter created for the new
- * rate makes. Holding the base through the step took five shifts. */
+ * the second shift after the step the newest slice must be within 1/8 of
+ * the size a filter created for the new rate makes. Holding the base
+ * through the step took five shifts. */
 static void a_rate_step_is_followed_at_once(void **state) {
     const uint64_t per_span = 20000;
     ebb_tlbf_config c = tlbf_config_of(0.01, SPAN, per_span, LOTS_OF_MEMORY,
