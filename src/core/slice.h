@@ -50,16 +50,4 @@ static inline void ebb_slice_probe_set(const ebb_slice_probe *probe)
     *probe->at |= probe->aux;
 }
 
-static inline void ebb_slice_set(uint64_t *words, ebb_hash128 h,
-                                 uint32_t index, uint64_t nbits)
-{
-    ebb_bit_set(words, ebb_slice_bit(h, index, nbits, EBB_INDEX_MIXED));
-}
-
-static inline bool ebb_slice_test(const uint64_t *words, ebb_hash128 h,
-                                  uint32_t index, uint64_t nbits)
-{
-    return ebb_bit_test(words, ebb_slice_bit(h, index, nbits, EBB_INDEX_MIXED));
-}
-
 #endif

@@ -171,7 +171,7 @@ static ebb_status read_slice(ebb_reader *r, const tlbf_header *h,
 static size_t footprint_as_written(const tlbf_header *h, size_t bits)
 {
     return ebb_tlbf_footprint(h->k, h->slots, bits) -
-           (size_t)h->k * sizeof(tlbf_write);
+           (size_t)h->k * sizeof(tlbf_view);
 }
 
 static bool tail_clear(const tlbf_slice *s)

@@ -78,8 +78,9 @@
  *     copied, densely, into the handle (f->writes, refreshed whenever the
  *     ring changes), so an add reads 24 bytes per slice from a few lines
  *     instead of one 64-byte ring entry per slice;
- *   - add_batch writes runs of such adds a chunk of keys at a time, every
- *     bit located and prefetched before any is set, like the APBF's batch;
+ *   - add_batch writes runs of such adds a chunk of keys at a time (when
+ *     the written slices are past the caches, every bit of a chunk located
+ *     and prefetched before any is set, as the APBF's batch prefetches);
  *     a key that needs the full path takes it alone, so a batch is exactly
  *     its single calls (tests/unit/test_tlbf.c compares them byte for
  *     byte across shifts, refusals, evictions, resets and clamps).
@@ -110,7 +111,7 @@
 /* The handle with its k write descriptors. */
 static size_t handle_bytes(uint32_t k)
 {
-    return sizeof(struct ebb_tlbf) + (size_t)k * sizeof(tlbf_write);
+    return sizeof(struct ebb_tlbf) + (size_t)k * sizeof(tlbf_view);
 }
 
 size_t ebb_tlbf_footprint(uint32_t k, uint32_t slots, size_t bits)
@@ -764,11 +765,10 @@ static bool writes_only(const ebb_tlbf *f, int64_t at)
 /* A bit to set for a batch: its word, prefetched for writing when
  * located, and mask. A batch locates a chunk's bits before setting any, so
  * their cache misses are in flight together. */
-static inline ebb_slice_probe locate_for_write(const tlbf_write *s,
+static inline ebb_slice_probe locate_for_write(const tlbf_view *s,
                                                ebb_hash128 h)
 {
-    ebb_slice_probe probe = ebb_slice_locate(s->bits, h, s->hash_index,
-                                             s->nbits);
+    ebb_slice_probe probe = ebb_tlbf_view_locate(s, h);
     __builtin_prefetch(probe.at, 1, 3);
     return probe;
 }
@@ -788,9 +788,7 @@ static inline void set_located(const ebb_slice_probe *probes, size_t n)
 EBB_ALWAYS_INLINE void write_key(const ebb_tlbf *f, ebb_hash128 h)
 {
     for (uint32_t i = 0; i < f->k; i++) {
-        const tlbf_write *s = &f->writes[i];
-        ebb_slice_probe probe = ebb_slice_locate(s->bits, h, s->hash_index,
-                                                 s->nbits);
+        ebb_slice_probe probe = ebb_tlbf_view_locate(&f->writes[i], h);
         ebb_slice_probe_set(&probe);
     }
 }
@@ -800,16 +798,24 @@ EBB_ALWAYS_INLINE void write_key(const ebb_tlbf *f, ebb_hash128 h)
  * set (the APBF's batch uses the same). */
 #define BATCH_CHUNK 16u
 
-/* Sets the bits of n <= BATCH_CHUNK keys in the k newest slices: when
- * those are large, every bit located and prefetched before any is set;
- * in the caches, key by key as single adds do (the staging only added
- * instructions: 48.5 against 45.0 ns per add at k = 12, w = 10^6). */
-static void write_keys(const ebb_tlbf *f, const ebb_hash128 *h, size_t n)
+/* True when the k written slices are past the caches, where a batch add
+ * stages its writes (EBB_ADD_PREFETCH_MIN_BYTES). */
+static bool writes_staged(const ebb_tlbf *f)
 {
-    uint64_t written_bits = 0;
+    uint64_t bits = 0;
     for (uint32_t i = 0; i < f->k; i++)
-        written_bits += f->writes[i].nbits;
-    if (written_bits / 8u < EBB_ADD_PREFETCH_MIN_BYTES) {
+        bits += f->writes[i].nbits;
+    return bits / 8u >= EBB_ADD_PREFETCH_MIN_BYTES;
+}
+
+/* Sets the bits of n <= BATCH_CHUNK keys in the k newest slices: staged,
+ * every bit located and prefetched before any is set; otherwise key by
+ * key as single adds do (in the caches the staging only added
+ * instructions: 48.5 against 45.0 ns per add at k = 12, w = 10^6). */
+static void write_keys(const ebb_tlbf *f, const ebb_hash128 *h, size_t n,
+                       bool staged)
+{
+    if (!staged) {
         for (size_t j = 0; j < n; j++)
             write_key(f, h[j]);
         return;
@@ -817,7 +823,7 @@ static void write_keys(const ebb_tlbf *f, const ebb_hash128 *h, size_t n)
     ebb_slice_probe refs[BATCH_CHUNK * EBB_APBF_MAX_K];
     size_t at = 0;
     for (uint32_t i = 0; i < f->k; i++) {
-        const tlbf_write *s = &f->writes[i];
+        const tlbf_view *s = &f->writes[i];
         for (size_t j = 0; j < n; j++)
             refs[at++] = locate_for_write(s, h[j]);
     }
@@ -893,42 +899,28 @@ ebb_status ebb_tlbf_add(ebb_tlbf *f, const void *key, size_t len,
     return ebb_tlbf_add_hash(f, ebb_tlbf_hash(f, key, len), now);
 }
 
-/* Logical slice i's read for h, and its test: the walk of one query and
- * the interleaved walks of a batch (core/agebatch.h) share them. */
-static inline void slice_locate(const void *filter, ebb_hash128 h, uint32_t i,
-                                ebb_slice_probe *probe)
-{
-    const tlbf_slice *s = ebb_tlbf_at(filter, i);
-    *probe = ebb_slice_locate(s->bits, h, s->hash_index, s->nbits);
-}
-
-static inline bool slice_probe_matches(const void *filter,
-                                       const ebb_slice_probe *probe)
-{
-    (void)filter;
-    return ebb_slice_probe_test(probe);
-}
-
-/* A slice as the batch walk needs it. */
-typedef struct slice_view {
-    uint64_t *bits;
-    uint64_t nbits;
-    uint32_t hash_index;
-} slice_view;
-
-static inline void view_locate(const void *views, ebb_hash128 h, uint32_t i,
-                               ebb_slice_probe *probe)
-{
-    const slice_view *v = (const slice_view *)views + i;
-    *probe = ebb_slice_locate(v->bits, h, v->hash_index, v->nbits);
-}
-
+/* Logical slice i's test for h, for the walk of one query. */
 static inline bool slice_matches(const void *filter, ebb_hash128 h,
                                  uint32_t i)
 {
-    ebb_slice_probe probe;
-    slice_locate(filter, h, i, &probe);
+    tlbf_view v = ebb_tlbf_view_of(ebb_tlbf_at(filter, i));
+    ebb_slice_probe probe = ebb_tlbf_view_locate(&v, h);
     return ebb_slice_probe_test(&probe);
+}
+
+/* Logical slice i's read and test for the interleaved walks of a batch
+ * (core/agebatch.h), on the live slices' views copied for the batch. */
+static inline void view_locate(const void *views, ebb_hash128 h, uint32_t i,
+                               ebb_slice_probe *probe)
+{
+    *probe = ebb_tlbf_view_locate((const tlbf_view *)views + i, h);
+}
+
+static inline bool view_matches(const void *views,
+                                const ebb_slice_probe *probe)
+{
+    (void)views;
+    return ebb_slice_probe_test(probe);
 }
 
 /* A query answers at the time it is given (INT64_MIN aside). Before the
@@ -967,18 +959,20 @@ ebb_status ebb_tlbf_add_batch(ebb_tlbf *f, const ebb_hash128 *hashes,
     now = usable_time(now);
     size_t i = 0;
     ebb_status st = EBB_OK;
+    bool staged = writes_staged(f); /* the written slices change in add_full */
     while (i < n) {
         int64_t at = recorded_time(f, now);
         if (!writes_only(f, at)) {
             if ((st = add_full(f, hashes[i], now)) != EBB_OK)
                 break;
+            staged = writes_staged(f);
             i++;
             continue;
         }
         size_t chunk = n - i < BATCH_CHUNK ? n - i : BATCH_CHUNK;
         if (chunk > f->left)
             chunk = (size_t)f->left;
-        write_keys(f, hashes + i, chunk);
+        write_keys(f, hashes + i, chunk, staged);
         count_adds(f, chunk, at, at != now);
         i += chunk;
     }
@@ -1000,13 +994,11 @@ size_t ebb_tlbf_contains_batch(const ebb_tlbf *f, const ebb_hash128 *hashes,
     /* The live slices' descriptors, copied densely in age order: the
      * walks then find a slice's bits without the ring's 64-byte entries,
      * which the batch's prefetched lines push out of L1. */
-    slice_view views[EBB_APBF_MAX_K + EBB_TLBF_MAX_EXTRA];
-    for (uint32_t i = 0; i < live; i++) {
-        const tlbf_slice *s = ebb_tlbf_at(f, i);
-        views[i] = (slice_view){s->bits, s->nbits, s->hash_index};
-    }
+    tlbf_view views[EBB_APBF_MAX_K + EBB_TLBF_MAX_EXTRA];
+    for (uint32_t i = 0; i < live; i++)
+        views[i] = ebb_tlbf_view_of(ebb_tlbf_at(f, i));
     return ebb_age_query_batch(views, f->k, live - f->k, hashes, n, out,
-                               view_locate, slice_probe_matches);
+                               view_locate, view_matches);
 }
 
 ebb_status ebb_tlbf_add_now(ebb_tlbf *f, const void *key, size_t len)

@@ -28,17 +28,16 @@ typedef struct tlbf_slice {
     uint32_t hash_index; /* h_i in [0, k)                                */
 } tlbf_slice;
 
-/* What an add needs of one of the k slices it writes, copied out of the
- * ring (ebb_tlbf_refresh_writes) whenever the ring changes. Dense, in the
- * handle's allocation: reached through the 64-byte ring entries instead,
- * the one-call add took a third longer (42.6 against 31.8 ns at k = 12,
- * 66.5 against 49.9 at k = 20, w = 10^6; a scratch driver, not kept; the
- * bench's own numbers are in docs/bench.md). */
-typedef struct tlbf_write {
+/* A slice as the hot paths read it: its bits, size and hash index, copied
+ * densely out of its 64-byte ring entry. The handle keeps one for each of
+ * the k slices every add writes (f->writes, refreshed whenever the ring
+ * changes: reached through the ring instead, the one-call add took a
+ * third longer, docs/bench.md); a batch query copies the live slices'. */
+typedef struct tlbf_view {
     uint64_t *bits;
     uint64_t nbits;
-    uint64_t hash_index;
-} tlbf_write;
+    uint32_t hash_index;
+} tlbf_view;
 
 struct ebb_tlbf {
     uint32_t k, l;
@@ -76,7 +75,7 @@ struct ebb_tlbf {
     int64_t latest_ns;           /* EBB_TLBF_NEVER before the first call   */
 
     uint64_t insertions, shifts, evicted, refused, clamped, resets;
-    tlbf_write writes[];         /* k entries: s_0 .. s_{k-1}              */
+    tlbf_view writes[];          /* k entries: s_0 .. s_{k-1}              */
 };
 
 /* Logical slice i (0 newest, i < count). */
@@ -101,14 +100,23 @@ static inline int64_t ebb_tlbf_last_ns(const ebb_tlbf *f, uint32_t i)
 
 /* Copies the k newest slices' bit arrays, sizes and hash indexes into
  * f->writes: after anything that moves, replaces or creates them. */
+static inline tlbf_view ebb_tlbf_view_of(const tlbf_slice *s)
+{
+    tlbf_view v = {s->bits, s->nbits, s->hash_index};
+    return v;
+}
+
+/* Where h's bit lies in a viewed slice. */
+static inline ebb_slice_probe ebb_tlbf_view_locate(const tlbf_view *v,
+                                                   ebb_hash128 h)
+{
+    return ebb_slice_locate(v->bits, h, v->hash_index, v->nbits);
+}
+
 static inline void ebb_tlbf_refresh_writes(ebb_tlbf *f)
 {
-    for (uint32_t i = 0; i < f->k && i < f->count; i++) {
-        const tlbf_slice *s = ebb_tlbf_at(f, i);
-        f->writes[i].bits = s->bits;
-        f->writes[i].nbits = s->nbits;
-        f->writes[i].hash_index = s->hash_index;
-    }
+    for (uint32_t i = 0; i < f->k && i < f->count; i++)
+        f->writes[i] = ebb_tlbf_view_of(ebb_tlbf_at(f, i));
 }
 
 /* Bytes a filter of k written slices holds with a ring of `slots` entries
