@@ -33,11 +33,10 @@
 /* The fast plain shape: a query answering false reads at most this many
  * slices on average. */
 #define FAST_MAX_ACCESSES 3.0
-/* The blocked shapes: the bounds `ebb dedup --blocked` chooses with. */
+/* The blocked shapes: B = 512, b = 8 (or b chosen), with the bounds
+ * ebb's front ends choose with (EBB_APBF_BLOCKED_MAX_*). */
 #define BLOCKED_BITS 512u
 #define BLOCKED_HASHES 8u
-#define BLOCKED_MAX_NPWS 0.25
-#define BLOCKED_MAX_ACCESSES 4.0
 
 /* The peers are sanity-checked against their own formula with this much
  * room; libbloom measures ~6% above its textbook rate at w = 1e8, and the
@@ -194,14 +193,14 @@ static bool apbf_shape(bench_subject *s, ebb_apbf_params *p)
                  "ebb_apbf_choose_goal(max_accesses %g)", FAST_MAX_ACCESSES);
         break;
     default:
-        goal.max_npws = BLOCKED_MAX_NPWS;
-        goal.max_accesses = BLOCKED_MAX_ACCESSES;
+        goal.max_npws = EBB_APBF_BLOCKED_MAX_NPWS;
+        goal.max_accesses = EBB_APBF_BLOCKED_MAX_ACCESSES;
         goal.block_bits = BLOCKED_BITS;
         goal.block_hashes = s->variant == BENCH_APBBF_B8 ? BLOCKED_HASHES : 0;
         snprintf(s->chooser, sizeof s->chooser,
                  "ebb_apbf_choose_goal(B %u, b %u, max_npws %g, max_accesses %g)",
-                 goal.block_bits, goal.block_hashes, BLOCKED_MAX_NPWS,
-                 BLOCKED_MAX_ACCESSES);
+                 goal.block_bits, goal.block_hashes, goal.max_npws,
+                 goal.max_accesses);
         break;
     }
     return report_status("ebb_apbf_choose_goal", ebb_apbf_choose_goal(&goal, p));

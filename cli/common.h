@@ -52,12 +52,9 @@ const char *cli_positive_integer_requirement(cli_number result);
  * (`ebb params --k K --l L --blocked`) takes CLI_DEFAULT_BLOCK_HASHES. */
 #define CLI_DEFAULT_BLOCK_BITS 512u
 #define CLI_DEFAULT_BLOCK_HASHES 8u
-/* The bounds a blocked shape is chosen with unless --max-npws and
- * --max-accesses give others: the least memory alone is degenerate (with
- * b = 8, k = l = 1: one slice written and one retired, whose slack is the
- * whole window; with b free, about 15 block reads per false query). */
-#define CLI_BLOCKED_MAX_NPWS 0.25
-#define CLI_BLOCKED_MAX_ACCESSES 4.0
+/* A blocked shape is chosen with EBB_APBF_BLOCKED_MAX_NPWS and
+ * EBB_APBF_BLOCKED_MAX_ACCESSES (ebb/apbf.h) unless --max-npws and
+ * --max-accesses give others. */
 #define CLI_BLOCK_BITS_REQUIREMENT "must be 64 or 512"
 #define CLI_BLOCK_HASHES_REQUIREMENT "must be 1, 2, 4 or 8"
 

@@ -125,8 +125,9 @@ static void print_usage(FILE *out)
             "\n"
             "New filters hash with the fixed seed 0x%016" PRIx64 ".\n"
             "Exit status: 0 success, 1 I/O error or bad input line, 2 usage error.\n",
-            DEDUP_DEFAULT_WINDOW, DEDUP_DEFAULT_FP, CLI_BLOCKED_MAX_NPWS,
-            CLI_BLOCKED_MAX_ACCESSES, CLI_DEFAULT_BLOCK_BITS,
+            DEDUP_DEFAULT_WINDOW, DEDUP_DEFAULT_FP,
+            EBB_APBF_BLOCKED_MAX_NPWS, EBB_APBF_BLOCKED_MAX_ACCESSES,
+            CLI_DEFAULT_BLOCK_BITS,
             DEDUP_DEFAULT_RATE, DEDUP_SEED);
 }
 

@@ -31,29 +31,6 @@
 /* Count windows (APBF)                                                     */
 /* ------------------------------------------------------------------------ */
 
-/* What the chooser must meet for a count window of `window` lines with the
- * given block shape (block_bits 0: plain slices). Blocked shapes get the
- * default bounds on NPWS and accesses unless the options give their own:
- * without them the least memory is degenerate (b = 8: k = l = 1, all slack;
- * b free: 15 block reads per query, docs/cli.md). */
-static ebb_apbf_goal count_goal(const dedup_options *opts, uint64_t window,
-                                uint32_t block_bits, uint32_t block_hashes)
-{
-    bool blocked = block_bits != 0;
-    ebb_apbf_goal goal;
-    goal.window = window;
-    goal.fp = opts->sizing.fp;
-    goal.max_npws = opts->sizing.have_max_npws ? opts->sizing.max_npws
-                    : blocked           ? CLI_BLOCKED_MAX_NPWS
-                                        : 0.0;
-    goal.max_accesses = opts->sizing.have_max_accesses ? opts->sizing.max_accesses
-                        : blocked               ? CLI_BLOCKED_MAX_ACCESSES
-                                                : 0.0;
-    goal.block_bits = block_bits;
-    goal.block_hashes = blocked ? block_hashes : 0;
-    return goal;
-}
-
 /* " (blocked, 512-bit blocks, any bits per block, max-npws 0.25,
  * max-accesses 4)" for a blocked goal; " with max-npws F" and
  * " with max-accesses A" for the bounds a plain one was given. */
@@ -80,9 +57,10 @@ static void describe_goal(const ebb_apbf_goal *goal, char *out, size_t size)
 
 static int create_count_filter(const dedup_options *opts, ebb_apbf **filter)
 {
-    ebb_apbf_goal goal = count_goal(opts, opts->sizing.window,
-                                    opts->sizing.blocked ? opts->sizing.block_bits : 0,
-                                    opts->sizing.block_hashes);
+    const cli_sizing_options *s = &opts->sizing;
+    ebb_apbf_goal goal = cli_sizing_goal(s, s->window,
+                                         s->blocked ? s->block_bits : 0,
+                                         s->block_hashes);
     ebb_apbf_params shape;
     ebb_status status = ebb_apbf_choose_goal(&goal, &shape);
     if (status == EBB_OK)
@@ -172,8 +150,9 @@ static int check_state_bounds(const dedup_options *opts, const char *path,
     if (!opts->sizing.have_fp && !opts->sizing.have_max_npws && !opts->sizing.have_max_accesses)
         return DEDUP_CONTINUE;
     uint64_t window = opts->sizing.have_window ? opts->sizing.window : loaded->window;
-    ebb_apbf_goal goal = count_goal(opts, window, loaded->block_bits,
-                                    loaded->block_hashes);
+    ebb_apbf_goal goal = cli_sizing_goal(&opts->sizing, window,
+                                         loaded->block_bits,
+                                         loaded->block_hashes);
     ebb_apbf_params wanted;
     ebb_status result = ebb_apbf_choose_goal(&goal, &wanted);
     if (result == EBB_OK && wanted.k == loaded->k && wanted.l == loaded->l)

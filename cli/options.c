@@ -163,3 +163,22 @@ int cli_parse_options(const char *program, int argc, char **argv,
     }
     return CLI_CONTINUE;
 }
+
+ebb_apbf_goal cli_sizing_goal(const cli_sizing_options *sizing,
+                              uint64_t window, uint32_t block_bits,
+                              uint32_t block_hashes)
+{
+    bool blocked = block_bits != 0;
+    ebb_apbf_goal goal;
+    goal.window = window;
+    goal.fp = sizing->fp;
+    goal.max_npws = sizing->have_max_npws ? sizing->max_npws
+                    : blocked             ? EBB_APBF_BLOCKED_MAX_NPWS
+                                          : 0.0;
+    goal.max_accesses = sizing->have_max_accesses ? sizing->max_accesses
+                        : blocked ? EBB_APBF_BLOCKED_MAX_ACCESSES
+                                  : 0.0;
+    goal.block_bits = block_bits;
+    goal.block_hashes = blocked ? block_hashes : 0;
+    return goal;
+}

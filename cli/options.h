@@ -17,6 +17,8 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "ebb/apbf.h"
+
 /* Returned by option handlers to mean "no error, go on"; every other
  * value is the exit status. */
 #define CLI_CONTINUE (-1)
@@ -90,6 +92,15 @@ int cli_parse_positive_real(const char *program, const char *option,
  * exit status; any other option is an internal error. */
 int cli_apply_sizing_option(const char *program, int option,
                             const char *value, cli_sizing_options *sizing);
+
+/* What the APBF chooser must meet for a count window of `window` items
+ * with the given blocks (block_bits 0: plain slices; block_hashes 0: the
+ * chooser picks b): the options' bounds, and for a blocked shape without
+ * them EBB_APBF_BLOCKED_MAX_NPWS and EBB_APBF_BLOCKED_MAX_ACCESSES. Shared
+ * by `ebb dedup` and `ebb params`. */
+ebb_apbf_goal cli_sizing_goal(const cli_sizing_options *sizing,
+                              uint64_t window, uint32_t block_bits,
+                              uint32_t block_hashes);
 
 /* The first of --blocked, --block-bits, --block-hashes and --max-accesses
  * given (options only a count window takes), or NULL. */

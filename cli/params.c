@@ -119,8 +119,9 @@ static void print_usage(FILE *out)
             "                 generation_ns, items_per_generation, slice_bits,\n"
             "                 memory_bytes, bits_per_item, fp, slack_ns, npws\n"
             "  -h, --help     show this help\n",
-            CLI_BLOCKED_MAX_NPWS, CLI_BLOCKED_MAX_ACCESSES, EBB_APBF_MAX_K,
-            EBB_APBF_MAX_L, CLI_DEFAULT_BLOCK_BITS, CLI_DEFAULT_BLOCK_HASHES);
+            EBB_APBF_BLOCKED_MAX_NPWS, EBB_APBF_BLOCKED_MAX_ACCESSES,
+            EBB_APBF_MAX_K, EBB_APBF_MAX_L, CLI_DEFAULT_BLOCK_BITS,
+            CLI_DEFAULT_BLOCK_HASHES);
 }
 
 static bool parse_bounded_u32(const char *text, uint32_t max, uint32_t *out)
@@ -272,24 +273,15 @@ static int parse_command_line(int argc, char **argv, params_request *req)
                                         : check_count_request(req);
 }
 
-/* The blocked chooser's bounds: the options', or the defaults that keep a
- * blocked shape from collapsing to k = l = 1 (`ebb dedup --blocked` uses
- * the same). A plain shape gets only the bounds given. */
+/* The chooser's goal: the options' bounds, or for a blocked shape the
+ * defaults that keep it from collapsing to k = l = 1 (cli_sizing_goal). */
 static ebb_apbf_goal request_goal(const params_request *req)
 {
-    ebb_apbf_goal goal;
-    goal.window = req->sizing.window;
-    goal.fp = req->sizing.fp;
-    goal.max_npws = req->sizing.have_max_npws ? req->sizing.max_npws
-                    : req->sizing.blocked     ? CLI_BLOCKED_MAX_NPWS
-                                       : 0.0;
-    goal.max_accesses = req->sizing.have_max_accesses ? req->sizing.max_accesses
-                        : req->sizing.blocked         ? CLI_BLOCKED_MAX_ACCESSES
-                                               : 0.0;
-    goal.block_bits = req->sizing.blocked ? req->sizing.block_bits : 0;
-    goal.block_hashes =
-        req->sizing.blocked && req->sizing.have_block_hashes ? req->sizing.block_hashes : 0;
-    return goal;
+    const cli_sizing_options *s = &req->sizing;
+    return cli_sizing_goal(s, s->window, s->blocked ? s->block_bits : 0,
+                           s->blocked && s->have_block_hashes
+                               ? s->block_hashes
+                               : 0);
 }
 
 /* Returns -1 to go on, otherwise the exit status. */

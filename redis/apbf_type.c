@@ -33,8 +33,11 @@
  * least memory outright (whose walk at 1% is ~16 slices). MAXACCESSES
  * changes it; docs/redis.md. */
 #define APBF_DEFAULT_MAX_ACCESSES 4.0
-/* BLOCKED: cache-line blocks with 4 bits set per block (for a window of a
- * million at 1%, k = 3 lines per add and less memory than plain slices). */
+/* BLOCKED: cache-line blocks with 4 bits set per block, and unless MAXNPWS
+ * is given the library's blocked NPWS bound (EBB_APBF_BLOCKED_MAX_NPWS;
+ * without it a million at 1% came out as k = l = 2, NPWS 0.53): for a window
+ * of a million at 1%, k = 3 lines per add and less memory than plain
+ * slices. */
 #define APBF_BLOCK_BITS EBB_APBF_BLOCK_LINE
 #define APBF_BLOCK_HASHES 4u
 /* Keys hashed at once by MADD, MEXISTS and INSERT. */
@@ -52,14 +55,24 @@ EBB_REDIS_SNAPSHOT_FAMILY(apbf, APBF);
 typedef struct apbf_options {
     long long window;
     double fp;
-    double max_npws;     /* 0: no bound */
+    double max_npws;     /* 0: no bound; negative: not given (the default) */
     double max_accesses; /* expected reads of a false query */
     bool blocked;
 } apbf_options;
 
 static const apbf_options APBF_DEFAULTS = {
-    APBF_DEFAULT_WINDOW, APBF_DEFAULT_FP, 0.0, APBF_DEFAULT_MAX_ACCESSES,
+    APBF_DEFAULT_WINDOW, APBF_DEFAULT_FP, -1.0, APBF_DEFAULT_MAX_ACCESSES,
     false};
+
+/* The NPWS bound a key is created with: MAXNPWS if given, otherwise none
+ * for plain slices and EBB_APBF_BLOCKED_MAX_NPWS for BLOCKED (as `ebb dedup
+ * --blocked` chooses). */
+static double apbf_max_npws(const apbf_options *options)
+{
+    if (options->max_npws >= 0.0)
+        return options->max_npws;
+    return options->blocked ? EBB_APBF_BLOCKED_MAX_NPWS : 0.0;
+}
 
 /* An ebb_redis_option_parser (glue.h); opaque: the apbf_options. */
 static int apbf_parse_option(RedisModuleCtx *ctx, RedisModuleString **argv,
@@ -106,7 +119,7 @@ static ebb_status apbf_create(const void *opaque, uint64_t seed, void **out)
     uint64_t window = (uint64_t)options->window;
     ebb_apbf_goal goal = {window,
                           options->fp,
-                          options->max_npws,
+                          apbf_max_npws(options),
                           options->max_accesses,
                           options->blocked ? APBF_BLOCK_BITS : 0,
                           options->blocked ? APBF_BLOCK_HASHES : 0};
@@ -133,7 +146,7 @@ static void apbf_replicate_reserve(RedisModuleCtx *ctx,
     const apbf_options *options = opaque;
     char fp[32], npws[32], accesses[32];
     ebb_redis_format_double(options->fp, fp, sizeof fp);
-    ebb_redis_format_double(options->max_npws, npws, sizeof npws);
+    ebb_redis_format_double(apbf_max_npws(options), npws, sizeof npws);
     ebb_redis_format_double(options->max_accesses, accesses, sizeof accesses);
     if (options->blocked)
         RedisModule_Replicate(ctx, "APBF.RESERVE", "slccccccc", keyname,

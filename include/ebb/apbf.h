@@ -105,6 +105,14 @@ typedef struct ebb_apbf_goal {
 ebb_status ebb_apbf_choose_goal(const ebb_apbf_goal *goal,
                                 ebb_apbf_params *out);
 
+/* The bounds ebb's front ends (`ebb dedup --blocked`, `ebb params
+ * --blocked`, APBF.RESERVE ... BLOCKED) put on a blocked shape unless the
+ * caller gives others: with neither, the least memory is degenerate (with
+ * b = 8, k = l = 1: one slice written and one retired, whose slack is the
+ * whole window; with b free, about 15 block reads per false query). */
+#define EBB_APBF_BLOCKED_MAX_NPWS 0.25
+#define EBB_APBF_BLOCKED_MAX_ACCESSES 4.0
+
 /* Sizes an explicit (k, l) for a window (same rules as ebb_apbf_choose).
  * Errors: EBB_EINVAL, EBB_EOVERFLOW. */
 ebb_status ebb_apbf_params_from_kl(uint32_t k, uint32_t l, uint64_t window,

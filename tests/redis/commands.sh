@@ -65,6 +65,11 @@ expect "failed RESERVEs create nothing" 0 "$(r EXISTS b)"
 expect_reply "RESERVE BLOCKED" OK APBF.RESERVE blocked 100000 ERROR 0.01 BLOCKED
 expect "BLOCKED info" "1 512" \
     "$(info_field main APBF.INFO blocked blocked) $(info_field main APBF.INFO blocked block_bits)"
+# Without MAXNPWS a BLOCKED key gets the library's blocked NPWS bound (without
+# it this shape came out as k = l = 2, NPWS 0.53).
+npws=$(info_field main APBF.INFO blocked npws)
+check "BLOCKED default NPWS bound holds ($npws)" \
+    awk -v v="$npws" 'BEGIN { exit !(v <= 0.25) }'
 expect_reply "RESERVE MAXNPWS" OK APBF.RESERVE npws 100000 MAXNPWS 0.05
 npws=$(info_field main APBF.INFO npws npws)
 check "MAXNPWS bound holds ($npws)" awk -v v="$npws" 'BEGIN { exit !(v <= 0.05) }'
