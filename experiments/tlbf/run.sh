@@ -98,7 +98,7 @@ checks=("$work_dir"/*.checks)
 summary=$work_dir/summary.md
 kinds=$work_dir/kinds.tsv
 printf '%s\t%s\n' \
-    'guarantee' 'guarantees (no false negatives at t + T, expiry after an idle gap, reset)' \
+    'guarantee' 'guarantees (no false negatives at t + T, expiry after an idle gap, reset, the rate estimate settled within 4/sqrt(N) of the rate)' \
     'bar' 'the issue'"'"'s bars (fp <= 1.25x target at a steady rate, burst recovery <= 2T, slices back near k + l)' \
     'paper' 'agree with the paper (slices back to k + l, slice 0 sized for the rate, Table 2: runs of the APBF paper'"'"'s (k, l) in the range, its maximum from them; the default shape in it at 0.1 and 0.01)' \
     'discrepancy' 'documented discrepancies still differ (the default shape below Table 2 from fp 0.001 on; runs outside the range only where their (k, l)'"'"'s analytic value is, and at it; the paper'"'"'s minimum below all its (k, l) at 0.1 and from 0.001 on)' \
