@@ -108,6 +108,9 @@ const char *bench_variant_name(bench_variant variant);   /* "APBF default" */
 const char *bench_variant_family(bench_variant variant); /* "APBF"         */
 const char *bench_variant_slug(bench_variant variant);   /* "apbf-default" */
 
+/* Timed repetitions of each phase, at most (--runs). */
+#define BENCH_MAX_RUNS 15u
+
 /* Where the lines per contains come from. */
 typedef enum bench_lines_source {
     BENCH_LINES_COUNTED = 0,  /* ebb_apbf_contains_counted over the queries */
@@ -170,6 +173,7 @@ bool bench_subject_create(bench_subject *s, bench_variant variant,
 /* ------------------------------------------------------------------------ */
 
 typedef enum bench_op { BENCH_ADD = 0, BENCH_CONTAINS = 1 } bench_op;
+const char *bench_op_name(bench_op op); /* "add", "contains" */
 
 /* One printed result: an operation of one filter, one call at a time or
  * batched. */

@@ -25,7 +25,6 @@
 /* Bounds on a measured false-positive rate: the promise (times the
  * subject's factor) plus this many binomial standard deviations. */
 #define FP_SIGMAS 5.0
-#define MAX_RUNS 15u
 
 typedef void (*add_call)(bench_subject *s, const bench_key *keys, size_t n);
 typedef size_t (*contains_call)(const bench_subject *s, const bench_key *keys,
@@ -60,7 +59,7 @@ typedef struct add_timing {
 static add_timing time_adds(bench_subject *s, const bench_plan *plan,
                             bench_key_source *keys)
 {
-    double single[MAX_RUNS], batch[MAX_RUNS];
+    double single[BENCH_MAX_RUNS], batch[BENCH_MAX_RUNS];
     add_timing t = {NAN, NAN, plan->add_ops, 0.0};
     if (s->capacity != 0 && t.ops * plan->runs > s->capacity)
         t.ops = s->capacity / plan->runs;
@@ -109,7 +108,7 @@ static double time_contains(const bench_subject *s, contains_call call,
                             const bench_queries *q, unsigned runs,
                             size_t expected, unsigned *mismatches)
 {
-    double samples[MAX_RUNS];
+    double samples[BENCH_MAX_RUNS];
     for (unsigned run = 0; run < runs; run++) {
         uint64_t start = bench_now_ns();
         size_t positives = call(s, q->keys, q->count);
@@ -225,7 +224,7 @@ void bench_apply_ceiling(bench_row *rows, int count, const bench_ceiling *ceilin
 
 double bench_hash_ns(bench_key_source *keys, size_t count, unsigned runs)
 {
-    double samples[MAX_RUNS];
+    double samples[BENCH_MAX_RUNS];
     if (count > keys->capacity)
         count = keys->capacity;
     const bench_key *batch = bench_key_source_range(keys, 0, count);

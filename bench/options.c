@@ -13,7 +13,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define MAX_RUNS 15u
 /* A window below this leaves too few keys per generation to say anything.
  * Above the largest, libbloom's int bit count overflows at fp 1e-4 (and
  * the filters with the probe would pass this bench's ~6 GB budget). */
@@ -46,7 +45,7 @@ void bench_print_usage(FILE *out, const char *program)
             "Exit status: 0, 1 when a correctness check failed (a false negative,\n"
             "a false-positive rate above its bound), 2 on a usage error. A missed\n"
             "speed target is reported, never an error.\n",
-            program, MAX_RUNS, (unsigned long long)MIN_WINDOW,
+            program, BENCH_MAX_RUNS, (unsigned long long)MIN_WINDOW,
             (unsigned long long)MAX_WINDOW);
 }
 
@@ -90,10 +89,10 @@ bench_parse_result bench_parse_options(int argc, char **argv, bench_options *out
             out->full = true;
             break;
         case 'r':
-            if (!parse_count(optarg, 1, MAX_RUNS, &number)) {
+            if (!parse_count(optarg, 1, BENCH_MAX_RUNS, &number)) {
                 snprintf(message, message_size,
                          "invalid --runs '%s': must be an integer from 1 to %u", optarg,
-                         MAX_RUNS);
+                         BENCH_MAX_RUNS);
                 return BENCH_PARSE_ERROR;
             }
             out->runs = (unsigned)number;

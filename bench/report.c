@@ -22,11 +22,6 @@
 #include <string.h>
 #include <time.h>
 
-static const char *op_name(bench_op op)
-{
-    return op == BENCH_ADD ? "add" : "contains";
-}
-
 static const char *lines_source_name(const bench_row *row)
 {
     if (row->op == BENCH_ADD)
@@ -97,7 +92,7 @@ static void text_subject(FILE *out, const bench_subject *s, const bench_ceiling 
         const bench_row *r = &rows[i];
         bool expected = r->op == BENCH_CONTAINS && r->lines_source == BENCH_LINES_EXPECTED;
         fprintf(out, "   %-13s %-19s %-8s %-6s %8.2f %9.2f %8.2f%s %9.3f\n",
-                bench_variant_name(r->variant), r->shape, op_name(r->op),
+                bench_variant_name(r->variant), r->shape, bench_op_name(r->op),
                 r->batch ? "batch" : "single", r->mops, r->ns_per_op, r->lines_per_op,
                 expected ? "*" : " ", r->ceiling_fraction);
     }
@@ -153,7 +148,7 @@ static void json_row(bench_report *rep, const bench_subject *s, const bench_row 
 {
     FILE *out = rep->out;
     char name[128];
-    snprintf(name, sizeof name, "%s %s%s", bench_variant_name(r->variant), op_name(r->op),
+    snprintf(name, sizeof name, "%s %s%s", bench_variant_name(r->variant), bench_op_name(r->op),
              r->batch ? " batch" : "");
     fputs(rep->json_rows++ == 0 ? "\n  {" : ",\n  {", out);
     json_string(out, "name");
@@ -174,7 +169,7 @@ static void json_row(bench_report *rep, const bench_subject *s, const bench_row 
     json_key(out, "block_hashes");
     fprintf(out, "%u", s->block_hashes);
     json_key(out, "op");
-    json_string(out, op_name(r->op));
+    json_string(out, bench_op_name(r->op));
     json_key(out, "batch");
     fputs(r->batch ? "true" : "false", out);
     json_key(out, "window");

@@ -68,6 +68,11 @@ const char *bench_variant_name(bench_variant variant)
     return variant_table[variant].name;
 }
 
+const char *bench_op_name(bench_op op)
+{
+    return op == BENCH_ADD ? "add" : "contains";
+}
+
 const char *bench_variant_family(bench_variant variant)
 {
     return variant_table[variant].family;

@@ -179,11 +179,6 @@ static const char *call_style(bool batch)
     return batch ? "batch" : "one at a time";
 }
 
-static const char *op_name(bench_op op)
-{
-    return op == BENCH_ADD ? "add" : "contains";
-}
-
 static void print_verdict(bench_report *r, const char *issue, const char *what,
                           const bench_row *row, double value, double target,
                           const char *unit)
@@ -205,7 +200,7 @@ static void ratio_target(bench_report *r, const result_set *set, const char *iss
     const bench_row *row = find_row(set, TARGET_WINDOW, 1e-2, variant, op, batch);
     const bench_row *peer = find_row(set, TARGET_WINDOW, 1e-2, BENCH_LIBBLOOM, op, false);
     snprintf(what, sizeof what, "%s %s %s, %s / libbloom", bench_variant_name(variant),
-             row ? row->shape : "", op_name(op), call_style(batch));
+             row ? row->shape : "", bench_op_name(op), call_style(batch));
     print_verdict(r, issue, what, row && peer ? row : NULL,
                   row && peer ? peer->ns_per_op / row->ns_per_op : NAN, target, "x");
 }
@@ -244,7 +239,7 @@ static void issue3_targets(bench_report *r, const result_set *set)
         const bench_row *row =
             find_row(set, LARGE_WINDOW, 1e-4, BENCH_APBBF_B8, (bench_op)op, true);
         snprintf(what, sizeof what, "APBBF b=8 %s %s, batch: fraction of ceiling",
-                 row ? row->shape : "", op_name((bench_op)op));
+                 row ? row->shape : "", bench_op_name((bench_op)op));
         print_verdict(r, "issue 3", what, row, row ? row->ceiling_fraction : NAN, 0.5, "");
     }
 }
@@ -262,7 +257,7 @@ static void issue4_targets(bench_report *r, const result_set *set)
                 const bench_row *apbf = find_row(set, TARGET_WINDOW, bench_fps[f],
                                                  BENCH_APBF_DEFAULT, (bench_op)op, batch);
                 snprintf(what, sizeof what, "fp %g TLBF %s %s, %s / APBF %s", bench_fps[f],
-                         tlbf ? tlbf->shape : "", op_name((bench_op)op), call_style(batch),
+                         tlbf ? tlbf->shape : "", bench_op_name((bench_op)op), call_style(batch),
                          apbf ? apbf->shape : "");
                 print_verdict(r, "issue 4", what, tlbf && apbf ? tlbf : NULL,
                               tlbf && apbf ? apbf->ns_per_op / tlbf->ns_per_op : NAN, 0.8,
