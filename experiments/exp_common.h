@@ -78,6 +78,19 @@ void exp_require(ebb_status st, const char *what);
 /* Checks                                                                   */
 /* ------------------------------------------------------------------------ */
 
+/* Table 2 of the APBF paper (Shtul, Baquero, Almeida 2020) as printed: for
+ * each aimed fp, five (k, l), the actual fp with 6 decimals, the rest with
+ * 2. exp_table2 reproduces it; the TLBF's bits-per-element experiment runs
+ * its (k, l), as the TLBF paper's Table 2 did. */
+typedef struct exp_apbf_table2_row {
+    double aimed;
+    unsigned k, l;
+    double fp, eff, window, fp_reads, false_reads, npws;
+} exp_apbf_table2_row;
+
+#define EXP_APBF_TABLE2_ROWS 25
+extern const exp_apbf_table2_row EXP_APBF_TABLE2[EXP_APBF_TABLE2_ROWS];
+
 typedef enum exp_check_kind {
     /* A number computed here must agree with the paper's printed one.
      * Fatal when it does not. */

@@ -29,55 +29,23 @@
 #define TARGET_FALSE_POSITIVES 1000.0
 #define MIN_PROBES 400000.0
 #define MAX_PROBES 200000000.0
-#define ROWS 25
+#define ROWS EXP_APBF_TABLE2_ROWS
 
-/* Table 2 as printed: actual fp with 6 decimals, the rest with 2. */
-static const struct paper_row {
-    double aimed;
-    unsigned k, l;
-    double fp, eff, window, fp_reads, false_reads, npws;
-} PAPER[ROWS] = {
-    {0.1, 4, 3, 0.100586, 0.36, 4.71, 4.38, 2.16, 0.58},
-    {0.1, 5, 7, 0.101603, 0.38, 6.17, 5.76, 3.42, 0.28},
-    {0.1, 6, 14, 0.098623, 0.39, 8.04, 7.58, 5.42, 0.14},
-    {0.1, 7, 28, 0.099033, 0.38, 10.73, 10.25, 9.10, 0.07},
-    {0.1, 8, 56, 0.100234, 0.36, 14.87, 14.39, 15.60, 0.04},
-    {0.01, 7, 5, 0.011232, 0.39, 7.81, 7.40, 2.02, 0.40},
-    {0.01, 8, 8, 0.010244, 0.41, 8.88, 8.62, 3.09, 0.25},
-    {0.01, 9, 14, 0.010212, 0.45, 10.50, 9.89, 3.79, 0.14},
-    {0.01, 10, 25, 0.010076, 0.47, 12.46, 11.80, 5.85, 0.08},
-    {0.01, 11, 46, 0.009948, 0.49, 15.24, 14.56, 9.55, 0.04},
-    {0.001, 10, 7, 0.001211, 0.40, 10.86, 10.42, 1.85, 0.28},
-    {0.001, 11, 9, 0.000918, 0.41, 11.89, 11.52, 2.15, 0.22},
-    {0.001, 12, 14, 0.000981, 0.45, 13.11, 12.75, 3.21, 0.14},
-    {0.001, 13, 23, 0.000928, 0.50, 14.74, 14.06, 4.20, 0.09},
-    {0.001, 14, 40, 0.000988, 0.53, 16.85, 16.16, 6.75, 0.05},
-    {0.0001, 14, 11, 0.000099, 0.42, 14.91, 14.51, 1.93, 0.18},
-    {0.0001, 15, 15, 0.000100, 0.44, 15.93, 15.69, 3.08, 0.13},
-    {0.0001, 16, 22, 0.000097, 0.48, 17.41, 16.84, 3.36, 0.09},
-    {0.0001, 17, 36, 0.000099, 0.53, 19.09, 18.46, 5.19, 0.06},
-    {0.0001, 18, 63, 0.000099, 0.57, 21.56, 20.79, 7.68, 0.03},
-    {0.00001, 17, 13, 0.000011, 0.42, 17.92, 17.51, 1.81, 0.15},
-    {0.00001, 18, 16, 0.000009, 0.44, 18.93, 18.62, 2.20, 0.12},
-    {0.00001, 19, 22, 0.000010, 0.56, 20.15, 19.80, 3.16, 0.09},
-    {0.00001, 20, 33, 0.000010, 0.62, 21.70, 20.94, 3.68, 0.06},
-    {0.00001, 21, 54, 0.000010, 0.68, 23.61, 22.83, 5.63, 0.04},
-};
 
 /* Where the paper disagrees with its own formulas (docs/apbf.md). */
-static bool fp_misprinted(const struct paper_row *p)
+static bool fp_misprinted(const exp_apbf_table2_row *p)
 {
     return p->k == 13 && p->l == 23; /* prints 0.000928, F gives 0.000990 */
 }
 
 /* The last three rows of the 1e-5 block print an efficiency that matches
  * the formula for a Bloom filter of rate 1e-6, a decade off. */
-static bool eff_decade_off(const struct paper_row *p)
+static bool eff_decade_off(const exp_apbf_table2_row *p)
 {
     return p->aimed == 0.00001 && p->k >= 19;
 }
 
-static bool npws_misprinted(const struct paper_row *p)
+static bool npws_misprinted(const exp_apbf_table2_row *p)
 {
     return p->k == 4 && p->l == 3; /* prints 0.58, the sum gives 0.625 */
 }
@@ -96,7 +64,7 @@ static double efficiency(double kb, unsigned k, unsigned l)
     return kb / (double)k * (double)l / (double)(k + l);
 }
 
-static void analytic(const struct paper_row *p, row_result *r)
+static void analytic(const exp_apbf_table2_row *p, row_result *r)
 {
     double ratios[EXP_MAX_SLICES];
     exp_require(ebb_apbf_worst_fill(p->k, p->l, EBB_FILL_LINEAR, ratios),
@@ -126,7 +94,7 @@ static uint64_t probes_for(double fp)
     return exp_probes_for(fp, TARGET_FALSE_POSITIVES, MIN_PROBES, MAX_PROBES);
 }
 
-static void check_paper(exp_context *ctx, const struct paper_row *p,
+static void check_paper(exp_context *ctx, const exp_apbf_table2_row *p,
                         const row_result *r)
 {
     bool fp_ok = exp_agrees(r->fp_linear, p->fp, 6);
@@ -179,7 +147,7 @@ static bool all_reads_close(const row_result *r)
     return exp_worst_reads_close(&r->measured, &r->reads_shape);
 }
 
-static void check_measured(exp_context *ctx, const struct paper_row *p,
+static void check_measured(exp_context *ctx, const exp_apbf_table2_row *p,
                            const row_result *r)
 {
     const exp_worst *w = &r->measured;
@@ -217,7 +185,7 @@ static void write_csv_header(FILE *csv)
           csv);
 }
 
-static void write_csv_row(FILE *csv, const struct paper_row *p,
+static void write_csv_row(FILE *csv, const exp_apbf_table2_row *p,
                           const row_result *r)
 {
     const exp_worst *w = &r->measured;
@@ -240,7 +208,7 @@ static void write_csv_row(FILE *csv, const struct paper_row *p,
             r->npws);
 }
 
-static void md_fp_row(FILE *md, const struct paper_row *p,
+static void md_fp_row(FILE *md, const exp_apbf_table2_row *p,
                       const row_result *r)
 {
     const exp_worst *w = &r->measured;
@@ -257,7 +225,7 @@ static void md_fp_row(FILE *md, const struct paper_row *p,
             exp_mark(fabs(z) <= 3.0));
 }
 
-static void md_eff_row(FILE *md, const struct paper_row *p,
+static void md_eff_row(FILE *md, const exp_apbf_table2_row *p,
                        const row_result *r)
 {
     const char *eff_note = exp_agrees(r->eff_same_fp, p->eff, 2)
@@ -272,7 +240,7 @@ static void md_eff_row(FILE *md, const struct paper_row *p,
                 : (npws_misprinted(p) ? "no (misprint)" : "**no**"));
 }
 
-static void md_reads_row(FILE *md, const struct paper_row *p,
+static void md_reads_row(FILE *md, const exp_apbf_table2_row *p,
                          const row_result *r)
 {
     const double paper[3] = {p->window, p->fp_reads, p->false_reads};
@@ -296,14 +264,14 @@ static void write_markdown(FILE *md, const row_result *rows)
           "|---|---|---|---|---|---|---|---|---|---|---|---|---|\n",
           md);
     for (unsigned i = 0; i < ROWS; i++)
-        md_fp_row(md, &PAPER[i], &rows[i]);
+        md_fp_row(md, &EXP_APBF_TABLE2[i], &rows[i]);
     fputs("\n#### Efficiency and NPWS\n\n"
           "| k | l | paper eff | k_b = Table 1 k | k_b = log2(1/fp) | "
           "= paper | fp = aimed/10 | paper NPWS | NPWS | = paper |\n"
           "|---|---|---|---|---|---|---|---|---|---|\n",
           md);
     for (unsigned i = 0; i < ROWS; i++)
-        md_eff_row(md, &PAPER[i], &rows[i]);
+        md_eff_row(md, &EXP_APBF_TABLE2[i], &rows[i]);
     fputs("\n#### Query accesses (slice reads of Algorithm 1)\n\n"
           "Each cell: paper / linear ramp (ours) / predicted on the exact "
           "shape / measured.\n\n"
@@ -312,7 +280,7 @@ static void write_markdown(FILE *md, const row_result *rows)
           "|---|---|---|---|---|---|\n",
           md);
     for (unsigned i = 0; i < ROWS; i++)
-        md_reads_row(md, &PAPER[i], &rows[i]);
+        md_reads_row(md, &EXP_APBF_TABLE2[i], &rows[i]);
 }
 
 int main(int argc, char **argv)
@@ -324,12 +292,12 @@ int main(int argc, char **argv)
     write_csv_header(csv);
     for (unsigned i = 0; i < ROWS; i++) {
         row_result *r = &rows[i];
-        analytic(&PAPER[i], r);
+        analytic(&EXP_APBF_TABLE2[i], r);
         exp_measure_worst(&r->shape, FILTERS, probes_for(r->fp_shape),
                           ctx.seed, EXPERIMENT_ID, i, &r->measured);
-        check_paper(&ctx, &PAPER[i], r);
-        check_measured(&ctx, &PAPER[i], r);
-        write_csv_row(csv, &PAPER[i], r);
+        check_paper(&ctx, &EXP_APBF_TABLE2[i], r);
+        check_measured(&ctx, &EXP_APBF_TABLE2[i], r);
+        write_csv_row(csv, &EXP_APBF_TABLE2[i], r);
         fflush(csv);
     }
     write_markdown(ctx.md, rows);

@@ -79,15 +79,6 @@ static const double paper_max[FPS] = {13, 24, 35, 45, 56};
  * discrepancy. */
 static const bool paper_min_is_analytic[FPS] = {false, true, false, false,
                                                 false};
-/* Table 2 of the APBF paper (Shtul, Baquero, Almeida 2020): its five
- * (k, l) per fp. */
-static const uint32_t paper_shapes[FPS][COMBOS][2] = {
-    {{4, 3}, {5, 7}, {6, 14}, {7, 28}, {8, 56}},
-    {{7, 5}, {8, 8}, {9, 14}, {10, 25}, {11, 46}},
-    {{10, 7}, {11, 9}, {12, 14}, {13, 23}, {14, 40}},
-    {{14, 11}, {15, 15}, {16, 22}, {17, 36}, {18, 63}},
-    {{17, 13}, {18, 16}, {19, 22}, {20, 33}, {21, 54}},
-};
 /* Initial capacity over the items of a span: under- and over-dimensioned. */
 static const double dims[DIMS] = {0.5, 2.0};
 
@@ -136,16 +127,6 @@ static uint64_t items_per_span(const run_spec *s)
 {
     return (uint64_t)(s->rate * (double)TLBF_SIM_SPAN /
                       (double)TLBF_SIM_SECOND);
-}
-
-static double metric_bits(const tlbf_sample *s)
-{
-    return tlbf_sample_bits_per_item(s);
-}
-
-static double metric_slice_bits(const tlbf_sample *s)
-{
-    return tlbf_sample_slice_bits_per_item(s);
 }
 
 /* Bits per window item of ebb's APBF with the same (k, l) for the window
@@ -209,9 +190,9 @@ static void run_row(exp_context *ctx, const run_spec *spec, FILE *series_csv,
     out->spec = *spec;
     out->k = stats.k;
     out->l = stats.l;
-    steady_series(samples, n, from, metric_bits, &out->bits, &out->bits_min,
+    steady_series(samples, n, from, tlbf_sample_bits_per_item, &out->bits, &out->bits_min,
                   &out->bits_max);
-    steady_series(samples, n, from, metric_slice_bits, &out->slice_bits,
+    steady_series(samples, n, from, tlbf_sample_slice_bits_per_item, &out->slice_bits,
                   &out->slice_bits_min, &out->slice_bits_max);
     steady_series(samples, n, from, tlbf_metric_slices, &out->slices,
                   &out->slices_min, &out->slices_max);
@@ -573,7 +554,12 @@ static int64_t paper_warm_up(uint32_t k, uint32_t l)
 
 static run_spec paper_spec(unsigned f, unsigned c, unsigned d)
 {
-    uint32_t k = paper_shapes[f][c][0], l = paper_shapes[f][c][1];
+    /* The APBF paper's five (k, l) for fps[f] (exp_common.h). */
+    const exp_apbf_table2_row *paper = &EXP_APBF_TABLE2[f * COMBOS + c];
+    if (paper->aimed != fps[f])
+        exp_die("APBF Table 2 row %u is for fp %g, not %g", f * COMBOS + c,
+                paper->aimed, fps[f]);
+    uint32_t k = paper->k, l = paper->l;
     int64_t from = paper_warm_up(k, l);
     run_spec s = {f,    k,    l,    dims[d], PAPER_RATE,
                   from, from + STEADY_SPANS * TLBF_SIM_SPAN,

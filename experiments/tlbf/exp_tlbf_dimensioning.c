@@ -57,16 +57,6 @@ typedef struct run_summary {
     uint64_t oracle_checked, false_negatives, add_errors;
 } run_summary;
 
-static double metric_bits_per_item(const tlbf_sample *s)
-{
-    return tlbf_sample_bits_per_item(s);
-}
-
-static double metric_slice_bits_per_item(const tlbf_sample *s)
-{
-    return tlbf_sample_slice_bits_per_item(s);
-}
-
 static double metric_measured_fp(const tlbf_sample *s)
 {
     return tlbf_sample_measured_fp(s);
@@ -99,20 +89,20 @@ static void summarise(const tlbf_sample *s, size_t n, run_summary *out)
         s, n, 0, 0.9 * out->steady_slice0, 1.1 * out->steady_slice0,
         tlbf_metric_slice0_bits);
     out->steady_bits = tlbf_series_mean(s, n, STEADY_FROM, end,
-                                        metric_bits_per_item);
+                                        tlbf_sample_bits_per_item);
     out->steady_bits_min = tlbf_series_min(s, n, STEADY_FROM, end,
-                                           metric_bits_per_item, NULL);
+                                           tlbf_sample_bits_per_item, NULL);
     out->steady_bits_max = tlbf_series_max(s, n, STEADY_FROM, end,
-                                           metric_bits_per_item, NULL);
+                                           tlbf_sample_bits_per_item, NULL);
     out->steady_slice_bits = tlbf_series_mean(s, n, STEADY_FROM, end,
-                                              metric_slice_bits_per_item);
+                                              tlbf_sample_slice_bits_per_item);
     /* The first few samples rest on a handful of items; the peak is taken
      * once a tenth of a span has arrived. */
     out->peak_bits = tlbf_series_max(s, n, TLBF_SIM_SPAN / 10, end,
-                                     metric_bits_per_item, NULL);
+                                     tlbf_sample_bits_per_item, NULL);
     out->bits_settled = tlbf_series_settled(
         s, n, 0, 0.9 * out->steady_bits, 1.1 * out->steady_bits,
-        metric_bits_per_item);
+        tlbf_sample_bits_per_item);
     out->pooled = tlbf_series_pool(s, n, STEADY_FROM, end);
     out->steady_current_fp_max = tlbf_series_max(
         s, n, STEADY_FROM, end, tlbf_metric_current_fp, NULL);
