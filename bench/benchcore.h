@@ -43,4 +43,11 @@ void bench_print_usage(FILE *out, const char *program);
  * speed target is reported, never a failure. */
 int bench_run(const bench_options *options, FILE *out);
 
+/* The whole command for both front ends (`ebb-bench`, `ebb bench`):
+ * parses argv, prints the usage or "<program>: <message>" on stderr, runs
+ * the benchmark on stdout. Returns 0; 1 when a correctness check failed or
+ * stdout could not be written; 2 for a bad command line (the exit statuses
+ * of the ebb command). */
+int bench_main(int argc, char **argv, const char *program);
+
 #endif /* EBB_BENCHCORE_H */

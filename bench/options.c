@@ -127,3 +127,22 @@ bench_parse_result bench_parse_options(int argc, char **argv, bench_options *out
     }
     return BENCH_PARSE_RUN;
 }
+
+int bench_main(int argc, char **argv, const char *program)
+{
+    bench_options options;
+    char message[256];
+    switch (bench_parse_options(argc, argv, &options, message, sizeof message)) {
+    case BENCH_PARSE_HELP:
+        bench_print_usage(stdout, program);
+        return fflush(stdout) == 0 ? 0 : 1;
+    case BENCH_PARSE_ERROR:
+        fprintf(stderr, "%s: %s\n", program, message);
+        return 2;
+    case BENCH_PARSE_RUN:
+    default:
+        break;
+    }
+    int failed = bench_run(&options, stdout);
+    return fflush(stdout) != 0 || failed ? 1 : 0;
+}
