@@ -4,6 +4,7 @@
 #ifndef EBB_APBF_INTERNAL_H
 #define EBB_APBF_INTERNAL_H
 
+#include "apbf/line8.h"
 #include "core/agebatch.h"
 #include "core/agequery.h"
 #include "core/hash.h"
@@ -108,13 +109,6 @@ static inline uint64_t ebb_apbf_scramble(uint64_t x)
     return (x ^ (x >> 32)) * UINT64_C(0x9e3779b97f4a7c15);
 }
 
-/* For B = 512, b = 8 each part is one 64-bit word of the line and its
- * field 6 bits: part p's bit is bit (field p) of word p. The same bits as
- * ebb_apbf_part_bit, with every constant known to the compiler. */
-static inline uint64_t ebb_apbf_line8_shift(uint64_t scrambled, uint32_t p)
-{
-    return (scrambled >> (58u - 6u * p)) & 63u;
-}
 
 /* Where a read or write of the slice at buffer position pos lands for h:
  * probe->at is the word (plain) or the block (blocked), probe->aux the
@@ -154,11 +148,8 @@ static inline bool ebb_apbf_probe_match(const ebb_apbf *f,
     if (path == EBB_APBF_PATH_PLAIN ||
         (path == EBB_APBF_PATH_GENERIC && f->block_bits == 0))
         return ebb_slice_probe_test(probe);
-    if (path == EBB_APBF_PATH_LINE8) {
-        for (uint32_t p = 0; p < 8u; p++)
-            all &= at[p] >> ebb_apbf_line8_shift(probe->aux, p);
-        return all & 1u;
-    }
+    if (path == EBB_APBF_PATH_LINE8)
+        return ebb_apbf_line8_test(at, probe->aux);
     for (uint32_t p = 0; p < f->block_hashes; p++) {
         uint32_t bit = ebb_apbf_part_bit(f, probe->aux, p);
         all &= at[bit >> 6] >> (bit & 63u);
@@ -177,8 +168,7 @@ static inline void ebb_apbf_probe_set(const ebb_apbf *f,
         return;
     }
     if (path == EBB_APBF_PATH_LINE8) {
-        for (uint32_t p = 0; p < 8u; p++)
-            at[p] |= UINT64_C(1) << ebb_apbf_line8_shift(probe->aux, p);
+        ebb_apbf_line8_set(at, probe->aux);
         return;
     }
     for (uint32_t p = 0; p < f->block_hashes; p++) {
