@@ -59,6 +59,38 @@ EBB_ALWAYS_INLINE void ebb_age_flight_begin(ebb_age_flight *q, const void *filte
     __builtin_prefetch(q->probe.at, 0, 3);
 }
 
+/* Advances one walk of a batch by the read its line was prefetched for.
+ * When the walk ends, its answer is stored and the flight takes query
+ * *next at once, with selects rather than branches: whether a walk ends is
+ * a coin flip for absent keys, and each mispredicted branch would stall the
+ * reads of every flight behind it. Only for rounds in which every flight
+ * may take a new query (*next + EBB_AGE_FLIGHTS <= n). Returns 1 for a walk
+ * that ended present. */
+EBB_ALWAYS_INLINE size_t ebb_age_flight_advance(ebb_age_flight *q,
+                                                const void *filter, uint32_t k,
+                                                uint32_t l, const ebb_hash128 *h,
+                                                size_t *next, bool *out,
+                                                ebb_age_locate_fn locate,
+                                                ebb_age_match_fn match)
+{
+    ebb_age_step step = ebb_age_walk_step(&q->walk, k, match(filter, &q->probe));
+    bool ended = step != EBB_AGE_READ_NEXT;
+    bool present = step == EBB_AGE_FOUND;
+    /* Unconditional: before its walk ends a query's answer is false, and
+     * the store at its end is the last one to its place. */
+    out[q->index] = present;
+    ebb_age_walk fresh = ebb_age_walk_begin(l);
+    q->walk.slice = ended ? fresh.slice : q->walk.slice;
+    q->walk.previous = ended ? fresh.previous : q->walk.previous;
+    q->walk.run = ended ? fresh.run : q->walk.run;
+    q->walk.reads = ended ? fresh.reads : q->walk.reads;
+    q->index = ended ? *next : q->index;
+    *next += ended;
+    locate(filter, h[q->index], (uint32_t)q->walk.slice, &q->probe);
+    __builtin_prefetch(q->probe.at, 0, 3);
+    return present;
+}
+
 /* Answers n queries into out[] (true: present) and returns how many are
  * present; the answers are those of ebb_age_query, key by key. */
 EBB_ALWAYS_INLINE size_t ebb_age_query_batch(const void *filter, uint32_t k,
@@ -73,6 +105,13 @@ EBB_ALWAYS_INLINE size_t ebb_age_query_batch(const void *filter, uint32_t k,
         ebb_age_flight_begin(&q[active], filter, l, h[next], next, locate);
         active++, next++;
     }
+    /* Every flight busy and a whole round of new queries left: no branch
+     * on whether a walk ended. */
+    while (active == EBB_AGE_FLIGHTS && n - next >= EBB_AGE_FLIGHTS)
+        for (size_t a = 0; a < EBB_AGE_FLIGHTS; a++)
+            found += ebb_age_flight_advance(&q[a], filter, k, l, h, &next, out,
+                                            locate, match);
+    /* The rest: walks that end take what is left, then drain. */
     while (active > 0) {
         for (size_t a = 0; a < active;) {
             ebb_age_step step = ebb_age_walk_step(&q[a].walk, k,

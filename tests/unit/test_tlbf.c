@@ -1333,7 +1333,7 @@ static ebb_status add_singly(ebb_tlbf *f, const ebb_hash128 *hashes,
 static void batches_equal_single_calls(void **state) {
     static const ebb_tlbf_policy policies[] = {EBB_TLBF_REFUSE,
                                                EBB_TLBF_EVICT};
-    enum { MOST = 100, ROUNDS = 250 };
+    enum { MOST = 400, ROUNDS = 250 };
     ebb_hash128 hashes[MOST];
     bool out[MOST];
     size_t p;
