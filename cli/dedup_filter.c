@@ -207,17 +207,6 @@ static const char *policy_name(ebb_tlbf_policy policy)
     return policy == EBB_TLBF_EVICT ? "evict" : "refuse";
 }
 
-/* Lines expected per span: the rate times the span, at least 1; false
- * when that does not fit in 64 bits. */
-static bool initial_capacity(double rate, int64_t span_ns, uint64_t *out)
-{
-    double lines = ceil(rate * ((double)span_ns / 1e9));
-    if (!(lines < 18446744073709551616.0))
-        return false;
-    *out = lines < 1.0 ? 1 : (uint64_t)lines;
-    return true;
-}
-
 static int create_time_filter(const dedup_options *opts, ebb_tlbf **filter)
 {
     char span[32];
@@ -228,8 +217,8 @@ static int create_time_filter(const dedup_options *opts, ebb_tlbf **filter)
     config.max_npws = opts->sizing.max_npws;
     config.max_memory = opts->max_memory;
     config.policy = opts->policy;
-    if (!initial_capacity(opts->sizing.rate, opts->sizing.span_ns,
-                          &config.initial_capacity)) {
+    if (ebb_tlbf_capacity_for_rate(opts->sizing.rate, opts->sizing.span_ns,
+                                   &config.initial_capacity) != EBB_OK) {
         cli_error(DEDUP_PROGRAM, "cannot build a filter for time window %s "
                   "at rate %g: more than 2^64 lines per window", span,
                   opts->sizing.rate);

@@ -53,18 +53,18 @@ static int sizing_error(const params_request *req, const char *reason)
 }
 
 /* Returns -1 to go on, otherwise the exit status. All sizing is the
- * library's (ebb_tlbf_plan_config): the CLI only turns the rate into the
- * config's items per span. */
+ * library's (ebb_tlbf_capacity_for_rate, ebb_tlbf_plan_config). */
 static int build_time_report(const params_request *req, time_report *r)
 {
-    double items = ceil(req->sizing.rate * ((double)req->sizing.span_ns / 1e9));
-    if (!(items < 18446744073709551616.0))
+    uint64_t items;
+    if (ebb_tlbf_capacity_for_rate(req->sizing.rate, req->sizing.span_ns,
+                                   &items) != EBB_OK)
         return sizing_error(req, "more than 2^64 items per window");
     ebb_tlbf_config config = {
         .span_ns = req->sizing.span_ns,
         .fp = req->sizing.fp,
         .max_npws = req->sizing.have_max_npws ? req->sizing.max_npws : 0.0,
-        .initial_capacity = items < 1.0 ? 1 : (uint64_t)items,
+        .initial_capacity = items,
         .max_memory = SIZE_MAX, /* the plan reports; nothing is allocated */
         .policy = EBB_TLBF_REFUSE,
     };

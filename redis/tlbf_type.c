@@ -135,18 +135,6 @@ static int tlbf_parse_option(RedisModuleCtx *ctx, RedisModuleString **argv,
     return ok ? 1 : -1;
 }
 
-/* Insertions expected per span: rate per second times the span, at least
- * one. EBB_EINVAL when it does not fit in 64 bits. */
-static ebb_status initial_capacity(const tlbf_options *options,
-                                   uint64_t *out)
-{
-    double items = ceil(options->rate * (double)options->span_ms / 1000.0);
-    if (!(items < 18446744073709551616.0))
-        return EBB_EINVAL;
-    *out = items < 1.0 ? 1 : (uint64_t)items;
-    return EBB_OK;
-}
-
 /* opaque: the tlbf_options. */
 static ebb_status tlbf_create(const void *opaque, uint64_t seed, void **out)
 {
@@ -157,7 +145,8 @@ static ebb_status tlbf_create(const void *opaque, uint64_t seed, void **out)
     config.max_npws = options->max_npws;
     config.max_memory = (size_t)options->max_memory;
     config.policy = options->policy;
-    ebb_status status = initial_capacity(options, &config.initial_capacity);
+    ebb_status status = ebb_tlbf_capacity_for_rate(
+        options->rate, config.span_ns, &config.initial_capacity);
     ebb_tlbf *filter = NULL;
     if (status == EBB_OK)
         status = ebb_tlbf_create(&config, seed, &filter);

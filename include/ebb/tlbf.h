@@ -103,6 +103,15 @@ typedef struct ebb_tlbf_plan {
 ebb_status ebb_tlbf_plan_config(const ebb_tlbf_config *config,
                                 ebb_tlbf_plan *out);
 
+/* The insertions expected per span at a rate: ceil(rate_per_second x span),
+ * at least 1; what initial_capacity takes when the caller knows a rate
+ * rather than a count (`ebb dedup --rate`, `ebb params --rate`,
+ * TLBF.RESERVE ... RATE). Errors: EBB_EINVAL (out NULL, a rate that is not
+ * a finite positive number, span_ns <= 0), EBB_EOVERFLOW (2^64 or more per
+ * span); *out is written only on success. */
+ebb_status ebb_tlbf_capacity_for_rate(double rate_per_second, int64_t span_ns,
+                                      uint64_t *out);
+
 /* Frees the filter. NULL is a no-op. */
 void ebb_tlbf_destroy(ebb_tlbf *filter);
 

@@ -338,6 +338,19 @@ ebb_status ebb_tlbf_plan_config(const ebb_tlbf_config *config,
     return EBB_OK;
 }
 
+ebb_status ebb_tlbf_capacity_for_rate(double rate_per_second, int64_t span_ns,
+                                      uint64_t *out)
+{
+    if (out == NULL || !isfinite(rate_per_second) || !(rate_per_second > 0.0) ||
+        span_ns <= 0)
+        return EBB_EINVAL;
+    double items = ceil(rate_per_second * ((double)span_ns / 1e9));
+    if (!(items < 18446744073709551616.0)) /* 2^64 */
+        return EBB_EOVERFLOW;
+    *out = items < 1.0 ? 1 : (uint64_t)items;
+    return EBB_OK;
+}
+
 ebb_status ebb_tlbf_create(const ebb_tlbf_config *config, uint64_t seed,
                            ebb_tlbf **out)
 {

@@ -1702,6 +1702,58 @@ static void convenience_forms_use_the_realtime_clock(void **state) {
     ebb_tlbf_destroy(f);
 }
 
+
+/* The items per span of a rate: ceil(rate x span), at least 1, refused
+ * when not a finite positive rate and positive span, or 2^64 and beyond;
+ * *out untouched on every error. */
+static void capacity_for_rate(void **state) {
+    static const struct {
+        double rate;
+        int64_t span_ns;
+        uint64_t items;
+    } exact[] = {
+        {1000.0, SPAN, 1000},          /* 1000/s over 1 s            */
+        {2.5, 2 * SPAN, 5},            /* exact products stay exact  */
+        {2.5, SPAN, 3},                /* 2.5 rounds up              */
+        {0.5, SPAN, 1},                /* below one: one             */
+        {1e-9, 1, 1},                  /* far below one: one         */
+        {1e6, 3600 * SPAN, 3600000000}, /* an hour at a million/s    */
+    };
+    static const struct {
+        double rate;
+        int64_t span_ns;
+        ebb_status status;
+    } refused[] = {
+        {0.0, SPAN, EBB_EINVAL},        {-1.0, SPAN, EBB_EINVAL},
+        {NAN, SPAN, EBB_EINVAL},        {INFINITY, SPAN, EBB_EINVAL},
+        {1.0, 0, EBB_EINVAL},           {1.0, -SPAN, EBB_EINVAL},
+        {1e12, INT64_MAX, EBB_EOVERFLOW}, /* ~9.2e21 per span        */
+        {1.8446744073709552e10, SPAN * 1000000000, EBB_EOVERFLOW}, /* 2^64 */
+    };
+    size_t i;
+    uint64_t items;
+    (void)state;
+    for (i = 0; i < sizeof exact / sizeof exact[0]; i++) {
+        items = 0;
+        assert_int_equal(ebb_tlbf_capacity_for_rate(exact[i].rate,
+                                                    exact[i].span_ns, &items),
+                         EBB_OK);
+        assert_int_equal(items, exact[i].items);
+    }
+    for (i = 0; i < sizeof refused / sizeof refused[0]; i++) {
+        items = 77;
+        assert_int_equal(ebb_tlbf_capacity_for_rate(refused[i].rate,
+                                                    refused[i].span_ns, &items),
+                         refused[i].status);
+        assert_int_equal(items, 77);
+    }
+    assert_int_equal(ebb_tlbf_capacity_for_rate(1.0, SPAN, NULL), EBB_EINVAL);
+    /* Just below 2^64 per span is accepted. */
+    assert_int_equal(ebb_tlbf_capacity_for_rate(1.8e10, SPAN * 1000000000,
+                                                &items),
+                     EBB_OK);
+    assert_int_equal(items, UINT64_C(18000000000000000000));
+}
 #define TEST(f) SUPPORT_TEST(f, support_setup_counting_unzeroed)
 
 int main(void) {
@@ -1740,6 +1792,7 @@ int main(void) {
         TEST(large_batches_equal_single_calls),
         TEST(identical_calls_give_identical_filters),
         TEST(convenience_forms_use_the_realtime_clock),
+        TEST(capacity_for_rate),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
