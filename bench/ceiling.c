@@ -4,9 +4,12 @@
  *
  * Every filter operation is, at bottom, a few reads or writes of random
  * cache lines; a filter cannot do better than the memory system serves
- * such lines. The probe allocates a buffer of the filter's size with malloc
- * (as libebb's default allocator does, so the same page size and TLB
- * reach), writes every byte (no page left on the shared zero page), and
+ * such lines. The probe allocates a buffer of the filter's size through
+ * libebb's installed allocator (ebb_get_allocator: the built-in one unless
+ * the caller installed another), as the filter's bit arrays are: the same
+ * alignment and page size (2 MiB transparent huge pages for blocks of 2 MiB
+ * or more on Linux, src/core/alloc.c), so the same TLB reach. It writes
+ * every byte (no page left on the shared zero page), and
  * reads 64-bit words at random line addresses, each address independent
  * of every load, in several ways:
  *
@@ -128,7 +131,15 @@ bench_ceiling bench_probe_ceiling(size_t bytes, unsigned repeats)
     size_t lines = bytes / LINE_BYTES;
     if (lines < 1)
         lines = 1;
-    uint64_t *words = bench_xmalloc(lines * LINE_BYTES);
+    ebb_allocator allocator;
+    ebb_get_allocator(&allocator);
+    uint64_t *words = allocator.alloc_zeroed != NULL
+                          ? allocator.alloc_zeroed(lines * LINE_BYTES, allocator.user)
+                          : allocator.alloc(lines * LINE_BYTES, allocator.user);
+    if (words == NULL) {
+        fprintf(stderr, "bench: out of memory (%zu bytes)\n", lines * LINE_BYTES);
+        exit(EXIT_FAILURE);
+    }
     memset(words, 0x5a, lines * LINE_BYTES);
     probe_buffer buffer = {words, (uint64_t)lines};
     uint64_t sink = 0;
@@ -153,6 +164,6 @@ bench_ceiling bench_probe_ceiling(size_t bytes, unsigned repeats)
     /* The sum is used, so the loads cannot be optimised away. */
     if (sink == 0 && repeats > 0)
         fprintf(stderr, "bench: ceiling probe read nothing\n");
-    free(words);
+    allocator.release(words, allocator.user);
     return ceiling;
 }
