@@ -110,16 +110,17 @@ static inline uint64_t ebb_apbf_scramble(uint64_t x)
 }
 
 
-/* Where a read or write of the slice at buffer position pos lands for h:
+/* Where a read or write of the slice at buffer position pos (its words at
+ * slice; ebb_apbf_locate looks them up) lands for h:
  * probe->at is the word (plain) or the block (blocked), probe->aux the
  * bit's mask (plain) or the scrambled value the part fields come from
  * (blocked). `path` is a constant at every call site, so each operation is
  * compiled once per path with no branch on the filter's kind inside. */
-static inline void ebb_apbf_locate(const ebb_apbf *f, ebb_hash128 h,
-                                   uint32_t pos, ebb_apbf_path path,
-                                   ebb_slice_probe *probe)
+static inline void ebb_apbf_locate_in(const ebb_apbf *f, uint64_t *slice,
+                                      ebb_hash128 h, uint32_t pos,
+                                      ebb_apbf_path path,
+                                      ebb_slice_probe *probe)
 {
-    uint64_t *slice = ebb_apbf_slice(f, pos);
     bool plain = path == EBB_APBF_PATH_PLAIN ||
                  (path == EBB_APBF_PATH_GENERIC && f->block_bits == 0);
     ebb_index_scheme scheme = path == EBB_APBF_PATH_GENERIC ? f->scheme
@@ -134,6 +135,13 @@ static inline void ebb_apbf_locate(const ebb_apbf *f, ebb_hash128 h,
     uint32_t block_words = path == EBB_APBF_PATH_LINE8 ? 8u : f->block_words;
     probe->at = slice + ebb_reduce(x, f->slice_blocks) * block_words;
     probe->aux = ebb_apbf_scramble(x);
+}
+
+static inline void ebb_apbf_locate(const ebb_apbf *f, ebb_hash128 h,
+                                   uint32_t pos, ebb_apbf_path path,
+                                   ebb_slice_probe *probe)
+{
+    ebb_apbf_locate_in(f, ebb_apbf_slice(f, pos), h, pos, path, probe);
 }
 
 /* The slice test on a located word or block. Blocked: all b parts lie in
