@@ -116,8 +116,9 @@ void ebb_apbf_add_batch(ebb_apbf *f, const ebb_hash128 *hashes, size_t n)
 /* A batch of queries reads the slices through a table built once per call:
  * logical slice i's ring position (its hash index) and its words, instead
  * of the wrap-around and the multiply that find them on every read. Filters
- * with more slices than the table holds (only plain shapes with l above
- * ~100) locate as the one-at-a-time calls do. */
+ * with more slices than the table holds (k + l > 128), and batches too small
+ * to repay building it (fewer queries than walks in flight), locate as the
+ * one-at-a-time calls do. */
 #define VIEW_SLICES 128u
 
 typedef struct query_view {
@@ -146,49 +147,43 @@ static void query_view_init(query_view *view, const ebb_apbf *f)
     static inline bool view_##name##_match(const void *v,                     \
                                            const ebb_slice_probe *probe)      \
     {                                                                         \
-        const query_view *view = v;                                           \
-        return ebb_apbf_probe_match(view->filter, probe, path);               \
+        return ebb_apbf_##name##_match(((const query_view *)v)->filter, probe); \
     }
 
 QUERY_VIEW_FUNCTIONS(plain, EBB_APBF_PATH_PLAIN)
 QUERY_VIEW_FUNCTIONS(line8, EBB_APBF_PATH_LINE8)
 QUERY_VIEW_FUNCTIONS(generic, EBB_APBF_PATH_GENERIC)
 
+/* The batch query on context with the locate and match functions named
+ * <prefix>_<path>_locate and _match for f's path. */
+#define QUERY_BATCH_ON_PATH(f, context, prefix, h, n, out)                     \
+    switch ((f)->path) {                                                      \
+    case EBB_APBF_PATH_PLAIN:                                                 \
+        return ebb_age_query_batch(context, (f)->k, (f)->l, h, n, out,        \
+                                   prefix##_plain_locate, prefix##_plain_match); \
+    case EBB_APBF_PATH_LINE8:                                                 \
+        return ebb_age_query_batch(context, (f)->k, (f)->l, h, n, out,        \
+                                   prefix##_line8_locate, prefix##_line8_match); \
+    default:                                                                  \
+        return ebb_age_query_batch(context, (f)->k, (f)->l, h, n, out,        \
+                                   prefix##_generic_locate,                   \
+                                   prefix##_generic_match);                   \
+    }
+
 static size_t contains_batch_viewed(const ebb_apbf *f, const ebb_hash128 *h,
                                     size_t n, bool *out)
 {
     query_view view;
     query_view_init(&view, f);
-    switch (f->path) {
-    case EBB_APBF_PATH_PLAIN:
-        return ebb_age_query_batch(&view, f->k, f->l, h, n, out,
-                                   view_plain_locate, view_plain_match);
-    case EBB_APBF_PATH_LINE8:
-        return ebb_age_query_batch(&view, f->k, f->l, h, n, out,
-                                   view_line8_locate, view_line8_match);
-    default:
-        return ebb_age_query_batch(&view, f->k, f->l, h, n, out,
-                                   view_generic_locate, view_generic_match);
-    }
+    QUERY_BATCH_ON_PATH(f, &view, view, h, n, out)
 }
 
 size_t ebb_apbf_contains_batch(const ebb_apbf *f, const ebb_hash128 *hashes,
                                size_t n, bool *out)
 {
-    if (f->slices <= VIEW_SLICES)
+    if (f->slices <= VIEW_SLICES && n >= EBB_AGE_FLIGHTS)
         return contains_batch_viewed(f, hashes, n, out);
-    switch (f->path) {
-    case EBB_APBF_PATH_PLAIN:
-        return ebb_age_query_batch(f, f->k, f->l, hashes, n, out,
-                                   ebb_apbf_plain_locate, ebb_apbf_plain_match);
-    case EBB_APBF_PATH_LINE8:
-        return ebb_age_query_batch(f, f->k, f->l, hashes, n, out,
-                                   ebb_apbf_line8_locate, ebb_apbf_line8_match);
-    default:
-        return ebb_age_query_batch(f, f->k, f->l, hashes, n, out,
-                                   ebb_apbf_generic_locate,
-                                   ebb_apbf_generic_match);
-    }
+    QUERY_BATCH_ON_PATH(f, f, ebb_apbf, hashes, n, out)
 }
 
 /* The first reads of Algorithm 1 are slice l, then l + 1 on a match. */
