@@ -83,8 +83,8 @@ const char *ebb_strerror(ebb_status status);
  * it: the CLI leaves the built-in default, the Redis module installs Redis's
  * allocator, tests install counting and failing allocators.
  *
- * The built-in allocator is libc's malloc, calloc and free, except that a
- * zeroed block of 2 MiB or more is placed on a 2 MiB boundary and, on Linux,
+ * The built-in allocator is libc's malloc, calloc and free, except that on
+ * Linux a zeroed block of 2 MiB or more is placed on a 2 MiB boundary and
  * marked for transparent huge pages (posix_memalign, madvise(MADV_HUGEPAGE),
  * then cleared, which commits it at once): a filter's random line reads
  * then miss the TLB far less often (docs/bench.md measured the effect at

@@ -12,7 +12,9 @@
  * batch query and add at w = 10^8 before and after). Smaller blocks, other
  * systems and caller-supplied allocators are unchanged. */
 #if defined(__linux__)
+#ifndef _DEFAULT_SOURCE
 #define _DEFAULT_SOURCE /* posix_memalign, madvise */
+#endif
 #include <sys/mman.h>
 #endif
 

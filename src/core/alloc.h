@@ -9,14 +9,13 @@
 #define EBB_CORE_ALLOC_H
 
 #include <stddef.h>
-#include <stdint.h>
 
 #define EBB_CACHE_LINE 64u
 
-/* Zeroed blocks this large or larger from the built-in allocator are
- * aligned to it and backed by transparent huge pages where the system
+/* On Linux, zeroed blocks this large or larger from the built-in allocator
+ * are aligned to it and backed by transparent huge pages where the system
  * offers them (alloc.c). */
-#define EBB_HUGE_PAGE_BYTES (UINT64_C(2) << 20)
+#define EBB_HUGE_PAGE_BYTES ((size_t)2 << 20)
 
 /* size bytes, or NULL. size 0 is treated as 1. */
 void *ebb_mem_alloc(size_t size);

@@ -9,6 +9,12 @@
  * with every allocation from the n-th on failing. Both allocator tables are
  * exercised: with alloc_zeroed and without it (the library clears memory).
  */
+#if defined(__linux__)
+#ifndef _DEFAULT_SOURCE
+#define _DEFAULT_SOURCE /* MADV_HUGEPAGE: whether alloc.c aligns large blocks */
+#endif
+#include <sys/mman.h>
+#endif
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
@@ -265,7 +271,6 @@ static void operations_never_allocate(void **state) {
     ebb_apbf_destroy(filter);
 }
 
-
 /* The built-in allocator's zeroed blocks of 2 MiB and more (placed on
  * huge-page boundaries on Linux, src/core/alloc.c) are zero and writable,
  * also when the C library hands back memory a previous round dirtied: each
@@ -287,7 +292,7 @@ static void built_in_large_blocks_are_zeroed(void **state) {
             unsigned char *block = built_in.alloc_zeroed(sizes[s], built_in.user);
             size_t nonzero = 0;
             assert_non_null(block);
-#if defined(__linux__)
+#if defined(__linux__) && defined(MADV_HUGEPAGE)
             assert_int_equal((uintptr_t)block % ((uintptr_t)2 << 20), 0);
 #endif
             for (i = 0; i < sizes[s]; i++)
@@ -308,6 +313,7 @@ static void built_in_large_blocks_are_zeroed(void **state) {
         assert_true(ebb_apbf_contains(filter, &i, sizeof i));
     ebb_apbf_destroy(filter);
 }
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_teardown(create_under_failures_with_zeroed,
