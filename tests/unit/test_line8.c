@@ -30,6 +30,9 @@
 #if defined(EBB_TEST_EXPECT_AVX2) && !defined(__AVX2__)
 #error "test_line8_avx2 must be compiled with AVX2"
 #endif
+#if defined(EBB_TEST_EXPECT_WORDS) && defined(__AVX2__)
+#error "test_line8 must test the word-at-a-time form"
+#endif
 
 #define ROUNDS 200000u
 
