@@ -24,7 +24,6 @@
  * reaches the same state bit for bit. Queries (EXISTS) read the local clock.
  */
 #include <limits.h>
-#include <math.h>
 
 #include "glue.h"
 #include "snapshot_type.h"

@@ -109,7 +109,6 @@ static inline uint64_t ebb_apbf_scramble(uint64_t x)
     return (x ^ (x >> 32)) * UINT64_C(0x9e3779b97f4a7c15);
 }
 
-
 /* Where a read or write of the slice at buffer position pos (its words at
  * slice; ebb_apbf_locate looks them up) lands for h:
  * probe->at is the word (plain) or the block (blocked), probe->aux the

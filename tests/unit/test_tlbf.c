@@ -1702,7 +1702,6 @@ static void convenience_forms_use_the_realtime_clock(void **state) {
     ebb_tlbf_destroy(f);
 }
 
-
 /* The items per span of a rate: ceil(rate x span), at least 1, refused
  * when not a finite positive rate and positive span, or 2^64 and beyond;
  * *out untouched on every error. */
@@ -1754,6 +1753,7 @@ static void capacity_for_rate(void **state) {
                      EBB_OK);
     assert_int_equal(items, UINT64_C(18000000000000000000));
 }
+
 #define TEST(f) SUPPORT_TEST(f, support_setup_counting_unzeroed)
 
 int main(void) {
