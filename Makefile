@@ -1,7 +1,9 @@
 # ebb: build, test, run, benchmark, install.
 #
 #   make build    configure and build (gcc, warnings are errors) in build/
-#   make test     everything CI checks: the full suite, then ASan+UBSan
+#   make test     everything CI checks: the full suite, then the unit layer
+#                 again on the library as make bench builds it (-march=native:
+#                 its AVX2 block test and write), then ASan+UBSan
 #                 (clang) on the unit, cli and fuzz layers, then the libFuzzer
 #                 target for FUZZ_SECONDS on a copy of the seed corpus
 #   make run      build, then a sample session of the ebb command
@@ -27,6 +29,7 @@ BUILD_DIR := build
 ASAN_DIR := build-asan
 FUZZ_DIR := build-fuzz
 BENCH_DIR := build-bench
+NATIVE_DIR := build-native
 
 FUZZ_CORPUS := tests/fuzz/corpus
 FUZZ_REGRESSIONS := tests/fuzz/regressions
@@ -38,7 +41,7 @@ SANITIZER_ENV := ASAN_OPTIONS=detect_leaks=1:abort_on_error=1:strict_string_chec
                  UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
 
 .DEFAULT_GOAL := build
-.PHONY: all deps build test test-asan test-fuzz run bench experiments install clean
+.PHONY: all deps build test test-native test-asan test-fuzz run bench experiments install clean
 
 all: build
 
@@ -51,8 +54,19 @@ build: deps
 
 test: build
 	ctest --test-dir $(BUILD_DIR) --output-on-failure -j$(JOBS)
+	$(MAKE) --no-print-directory test-native
 	$(MAKE) --no-print-directory test-asan
 	$(MAKE) --no-print-directory test-fuzz
+
+# The library compiled for this machine, as make bench compiles it: the code
+# behind #if __AVX2__ (the B = 512, b = 8 block test and write) and whatever
+# else -march=native turns on runs only here, under the exact unit tests
+# (batch against single calls, fast paths against the general one, snapshots
+# byte for byte).
+test-native: deps
+	cmake -S . -B $(NATIVE_DIR) -DCMAKE_BUILD_TYPE=Release -DEBB_NATIVE=ON -DEBB_WERROR=ON
+	cmake --build $(NATIVE_DIR) -j$(JOBS)
+	ctest --test-dir $(NATIVE_DIR) --output-on-failure -j$(JOBS) -L unit
 
 # Debug keeps assert() on; -O1 keeps sanitized code fast enough.
 test-asan: deps
@@ -101,4 +115,4 @@ install: build
 	cmake --install $(BUILD_DIR) --prefix $(PREFIX)
 
 clean:
-	rm -rf $(BUILD_DIR) $(ASAN_DIR) $(FUZZ_DIR) $(BENCH_DIR)
+	rm -rf $(BUILD_DIR) $(NATIVE_DIR) $(ASAN_DIR) $(FUZZ_DIR) $(BENCH_DIR)
