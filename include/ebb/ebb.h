@@ -84,11 +84,11 @@ const char *ebb_strerror(ebb_status status);
  * allocator, tests install counting and failing allocators.
  *
  * The built-in allocator is libc's malloc, calloc and free, except that on
- * Linux a zeroed block of 2 MiB or more is placed on a 2 MiB boundary and
- * marked for transparent huge pages (posix_memalign, madvise(MADV_HUGEPAGE),
- * then cleared, which commits it at once): a filter's random line reads
- * then miss the TLB far less often (docs/bench.md measured the effect at
- * 10^8 items). A caller's allocator is used as given.
+ * Linux the whole 2 MiB pages inside a zeroed block of 2 MiB or more are
+ * marked for transparent huge pages (madvise(MADV_HUGEPAGE) after calloc):
+ * a filter's random line reads then miss the TLB far less often
+ * (docs/bench.md measured the effect at 10^8 items). A caller's allocator
+ * is used as given.
  *
  *   alloc(size, user)        returns size bytes aligned for any object, or
  *                            NULL. Required.

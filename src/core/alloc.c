@@ -1,19 +1,22 @@
 /* alloc.c: the pluggable allocator table (see include/ebb/ebb.h).
  *
- * The built-in allocator places zeroed blocks of EBB_HUGE_PAGE_BYTES or more
- * on huge-page boundaries and asks Linux to back them with transparent huge
- * pages (madvise MADV_HUGEPAGE; it takes effect when the system's THP mode
- * is "always" or "madvise", the common defaults). Every filter operation
+ * The built-in allocator asks Linux to back the whole 2 MiB pages inside a
+ * zeroed block of EBB_HUGE_PAGE_BYTES or more with transparent huge pages
+ * (madvise MADV_HUGEPAGE; it takes effect when the system's THP mode is
+ * "always" or "madvise", the common defaults). Every filter operation
  * reads or writes random lines of its bit arrays; with 4 KiB pages nearly
  * every such access beyond the first-level TLB's reach (288 KB on Zen 4)
- * also misses it, and beyond the second level's a page walk, which in a
- * virtual machine walks two page tables. With 2 MiB pages a 600 MB filter
- * needs 300 TLB entries instead of 150,000 (docs/bench.md measured the
- * batch query and add at w = 10^8 before and after). Smaller blocks, other
+ * also misses it, and beyond the second level's a page walk. With 2 MiB
+ * pages a 600 MB filter needs 300 TLB entries instead of 150,000
+ * (docs/bench.md measured the batch query and add at w = 10^8 before and
+ * after). The block itself still comes from calloc: a large one is fresh
+ * mapped memory that the kernel zeroes when first touched, so nothing is
+ * cleared twice and nothing is committed before it is used (a TLBF slice
+ * allocated inside an add stays as cheap as before). Smaller blocks, other
  * systems and caller-supplied allocators are unchanged. */
 #if defined(__linux__)
 #ifndef _DEFAULT_SOURCE
-#define _DEFAULT_SOURCE /* posix_memalign, madvise */
+#define _DEFAULT_SOURCE /* madvise */
 #endif
 #include <sys/mman.h>
 #endif
@@ -32,31 +35,30 @@ static void *libc_alloc(size_t size, void *user)
     return malloc(size);
 }
 
-#if defined(__linux__) && defined(MADV_HUGEPAGE)
-/* A zeroed block on a huge-page boundary, marked for huge pages. The hint
- * is advisory: when the kernel declines it the block is still valid, on
- * small pages. Zeroed by hand: posix_memalign may hand back reused memory,
- * and writing it now is also what faults the huge pages in. */
-static void *huge_alloc_zeroed(size_t size)
+/* Marks the whole huge pages inside [block, block + size) for huge pages.
+ * Advisory: when the kernel declines, the block stays on small pages. */
+static void advise_huge_pages(void *block, size_t size)
 {
-    void *ptr = NULL;
-    if (posix_memalign(&ptr, EBB_HUGE_PAGE_BYTES, size) != 0)
-        return NULL;
-    size_t whole_pages = size & ~(size_t)(EBB_HUGE_PAGE_BYTES - 1u);
-    (void)madvise(ptr, whole_pages, MADV_HUGEPAGE);
-    memset(ptr, 0, size);
-    return ptr;
-}
+#if defined(__linux__) && defined(MADV_HUGEPAGE)
+    uintptr_t start = ((uintptr_t)block + EBB_HUGE_PAGE_BYTES - 1u) &
+                      ~(uintptr_t)(EBB_HUGE_PAGE_BYTES - 1u);
+    uintptr_t end = ((uintptr_t)block + size) &
+                    ~(uintptr_t)(EBB_HUGE_PAGE_BYTES - 1u);
+    if (end > start)
+        (void)madvise((void *)start, end - start, MADV_HUGEPAGE);
+#else
+    (void)block;
+    (void)size;
 #endif
+}
 
 static void *libc_alloc_zeroed(size_t size, void *user)
 {
     (void)user;
-#if defined(__linux__) && defined(MADV_HUGEPAGE)
-    if (size >= EBB_HUGE_PAGE_BYTES)
-        return huge_alloc_zeroed(size);
-#endif
-    return calloc(1, size);
+    void *block = calloc(1, size);
+    if (block != NULL && size >= EBB_HUGE_PAGE_BYTES)
+        advise_huge_pages(block, size);
+    return block;
 }
 
 static void libc_release(void *ptr, void *user)

@@ -12,9 +12,9 @@
 
 #define EBB_CACHE_LINE 64u
 
-/* On Linux, zeroed blocks this large or larger from the built-in allocator
- * are aligned to it and backed by transparent huge pages where the system
- * offers them (alloc.c). */
+/* On Linux, the whole pages of this size inside a zeroed block of at least
+ * this size from the built-in allocator are backed by transparent huge
+ * pages where the system offers them (alloc.c). */
 #define EBB_HUGE_PAGE_BYTES ((size_t)2 << 20)
 
 /* size bytes, or NULL. size 0 is treated as 1. */
