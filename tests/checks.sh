@@ -25,6 +25,17 @@ check() {
     return 0
 }
 
+# in_range <value> <low> <high>: value is a number with low < value <= high.
+# An empty or non-numeric value fails (awk would compare it as a string,
+# and "" <= 0.25 holds).
+in_range() {
+    awk -v v="$1" -v low="$2" -v high="$3" 'BEGIN {
+        if (v !~ /^[-+]?([0-9]+[.]?[0-9]*|[.][0-9]+)([eE][-+]?[0-9]+)?$/)
+            exit 1
+        exit !(v + 0 > low + 0 && v + 0 <= high + 0)
+    }'
+}
+
 finish() {
     if [ "$failures" -ne 0 ]; then
         echo "$failures of $checks checks failed" >&2

@@ -69,10 +69,10 @@ expect "BLOCKED info" "1 512" \
 # it this shape came out as k = l = 2, NPWS 0.53).
 npws=$(info_field main APBF.INFO blocked npws)
 check "BLOCKED default NPWS bound holds ($npws)" \
-    awk -v v="$npws" 'BEGIN { exit !(v <= 0.25) }'
+    in_range "$npws" 0 0.25
 expect_reply "RESERVE MAXNPWS" OK APBF.RESERVE npws 100000 MAXNPWS 0.05
 npws=$(info_field main APBF.INFO npws npws)
-check "MAXNPWS bound holds ($npws)" awk -v v="$npws" 'BEGIN { exit !(v <= 0.05) }'
+check "MAXNPWS bound holds ($npws)" in_range "$npws" 0 0.05
 expect "TYPE of an APBF" ebb-apbf- "$(r TYPE a)"
 
 # ------------------------------------------------------------------------
@@ -107,7 +107,7 @@ expect_reply "ADD creates a key" 1 APBF.ADD created x
 expect "default window" 1000000 \
     "$(info_field main APBF.INFO created window | awk '{ print ($1 >= 1000000 && $1 < 1001000) ? 1000000 : $1 }')"
 fp=$(info_field main APBF.INFO created fp)
-check "default error rate ($fp)" awk -v v="$fp" 'BEGIN { exit !(v > 0.005 && v <= 0.01) }'
+check "default error rate ($fp)" in_range "$fp" 0.005 0.01
 expect "default is plain" 0 "$(info_field main APBF.INFO created blocked)"
 expect_reply "MADD creates a key" "$(lines 1 1)" APBF.MADD created2 x y
 
