@@ -17,8 +17,12 @@
  *   - batches equal one-at-a-time calls, also when a shift, refusal,
  *     eviction, reset or clamp falls inside or at the start of a batch;
  *     identical calls give identical filters; the statistics agree with
- *     the stream and with the memory the allocator really handed out.
- * Rates are small (a few thousand insertions per span) so the whole file
+ *     the stream and with the memory the allocator really handed out;
+ *   - the rate estimate settles inside its band at a steady rate and
+ *     follows a 4x step by the second shift after it;
+ *   - ebb_tlbf_capacity_for_rate: exact products, rounding, refusals.
+ * Rates are mostly small (a few thousand insertions per span; the rate
+ * estimate and the large batches take 20,000 to 4.4 million) so the file
  * stays fast under the sanitizers; tests/stats repeats the scenarios at
  * larger scale.
  */
@@ -1032,11 +1036,12 @@ static void a_rate_step_is_followed_at_once(void **state) {
     ebb_tlbf_plan plan;
     ebb_tlbf *f = tlbf_create_or_fail(&c, 31);
     int64_t t = EPOCH, step_at = EPOCH + SPAN / 20 * 19;
-    uint64_t n = 0, shifts_at_step = 0;
+    uint64_t n = 0, shifts_at_step = 0, shifts = 0;
     double ratio = 0.0;
     (void)state;
     assert_int_equal(ebb_tlbf_plan_config(&fast, &plan), EBB_OK);
-    for (;;) {
+    /* Bounded: a filter that stopped shifting fails here, not by timeout. */
+    while (t < step_at + 4 * SPAN) {
         ebb_tlbf_stats st;
         t += SPAN / (int64_t)(t < step_at ? per_span : 4 * per_span);
         add_ok(f, KEYS_INSERTED, n++, t);
@@ -1045,11 +1050,15 @@ static void a_rate_step_is_followed_at_once(void **state) {
             shifts_at_step = st.shifts;
             continue;
         }
+        shifts = st.shifts;
         if (st.shifts == shifts_at_step + 2) {
             ratio = (double)st.slice0_bits / (double)plan.slice_bits;
             break;
         }
     }
+    CHECK(shifts == shifts_at_step + 2,
+          "no second shift within 4 T of a 4x step (%llu shifts since)",
+          (unsigned long long)(shifts - shifts_at_step));
     print_message("  second shift after a 4x step: slice 0 at %.3f of the "
                   "size for the new rate\n",
                   ratio);
