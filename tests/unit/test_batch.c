@@ -3,7 +3,7 @@
  * sequences, for plain and blocked shapes.
  *
  *   - ebb_apbf_add_batch over batch sizes from 1 to 1000 (BATCH_SIZES), on
- *     filters whose generations are 16 to 100 insertions (so batches cross
+ *     filters whose generations are 5 to 100 insertions (so batches cross
  *     generation boundaries, start and end anywhere in a generation), leaves
  *     a snapshot byte-identical to one ebb_apbf_add_hash per key, after
  *     every batch;
@@ -13,7 +13,10 @@
  *     then add: a key repeated inside one batch is seen by its second
  *     occurrence; the filter ends in the same state; seen may be NULL;
  *   - ebb_apbf_hash_batch equals ebb_apbf_hash (and ebb_hash with the
- *     filter's seed), empty keys included.
+ *     filter's seed), empty keys included;
+ *   - the fast paths (plain slices, B = 512 with b = 8) leave the same
+ *     bits and answers as the general path, and filters of 128 to 135
+ *     slices (around the batch query's slice table) answer as single calls.
  */
 #include <stdarg.h>
 #include <stddef.h>

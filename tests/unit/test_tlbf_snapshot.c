@@ -13,7 +13,9 @@
  *     family (APBF snapshots given to ebb_tlbf_load and the reverse),
  *     version, checksum (every byte), total length, trailing bytes, and
  *     each field made inconsistent under a forged (valid) checksum;
- *   - allocation failure at every step of a load.
+ *   - allocation failure at every step of a load;
+ *   - a snapshot saved at its max_memory cap by a version that did not count
+ *     the add's slice descriptors still loads.
  * In every error case *out is untouched and nothing stays allocated; a
  * header that fails its checks allocates nothing at all.
  */
