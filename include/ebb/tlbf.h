@@ -140,11 +140,12 @@ bool ebb_tlbf_contains_hash(const ebb_tlbf *filter, ebb_hash128 hash,
 
 /* Batches: exactly n calls in order at the same time now_ns. add_batch
  * stops at the first error and returns it; *added (may be NULL) receives
- * how many were added. add_batch locates and prefetches 16 keys' bits at a
- * time (about 16 KiB of stack). contains_batch advances up to 48 queries'
- * walks together so their cache misses overlap; it uses about 28 KiB of
- * stack and copies the live slices' descriptors once per call (prefer
- * batches of dozens of keys or more). */
+ * how many were added. While the k written slices hold 2 MiB or more,
+ * add_batch locates and prefetches 16 keys' bits at a time before writing
+ * any (about 16 KiB of stack); below, it writes key by key. contains_batch
+ * advances up to 48 queries' walks together so their cache misses overlap;
+ * it uses about 28 KiB of stack and copies the live slices' descriptors
+ * once per call (prefer batches of dozens of keys or more). */
 ebb_status ebb_tlbf_add_batch(ebb_tlbf *filter, const ebb_hash128 *hashes,
                               size_t n, int64_t now_ns, size_t *added);
 size_t ebb_tlbf_contains_batch(const ebb_tlbf *filter,

@@ -37,7 +37,6 @@ void ebb_apbf_hash_batch(const ebb_apbf *f, const void *const *keys,
  * machine's ceiling, docs/bench.md). */
 #define ADD_LOOKAHEAD 16u
 
-
 /* Prefetches the k lines an add of h writes (pos: the k newest slices). */
 static inline void prefetch_add_at(const ebb_apbf *f, ebb_hash128 h,
                                    const uint32_t *pos, ebb_apbf_path path)
@@ -94,7 +93,7 @@ static inline void add_run_prefetching(ebb_apbf *f, const ebb_hash128 *h,
 static void add_run(ebb_apbf *f, const ebb_hash128 *h, size_t n)
 {
     uint64_t written = (uint64_t)f->k * f->slice_words * 8u;
-    if (written >= EBB_ADD_PREFETCH_MIN_BYTES)
+    if (ebb_add_prefetch_pays(written))
         add_run_prefetching(f, h, n, true);
     else
         add_run_prefetching(f, h, n, false);

@@ -170,8 +170,7 @@ static ebb_status read_slice(ebb_reader *r, const tlbf_header *h,
  * policy says). Only what no filter under its cap wrote is corrupt. */
 static size_t footprint_as_written(const tlbf_header *h, size_t bits)
 {
-    return ebb_tlbf_footprint(h->k, h->slots, bits) -
-           (size_t)h->k * sizeof(tlbf_view);
+    return ebb_tlbf_footprint(0, h->slots, bits); /* k = 0: no descriptors */
 }
 
 static bool tail_clear(const tlbf_slice *s)

@@ -425,6 +425,37 @@ uint64_t ebb_tlbf_initial_estimate(const ebb_tlbf *f)
     return g == 0 ? 1 : g > most ? most : g;
 }
 
+/* A rate is measured over at least a quarter generation: over less, a
+ * coarse clock or a batch stamped with one time says nothing. */
+static bool measurable(double d, double generation_ns)
+{
+    return d >= generation_ns / 4.0;
+}
+
+/* Within three Poisson standard deviations of the count an estimate
+ * predicts over d ns. */
+static bool count_agrees(double count, double estimate, double d,
+                         double generation_ns)
+{
+    double expected = estimate * d / generation_ns;
+    return fabs(count - expected) <= 3.0 * sqrt(expected);
+}
+
+/* Does the generation that just ended, alone, agree with the estimate? Its
+ * count is s_0's (s_0 received every add since the last shift); one that
+ * ended within a quarter generation (a burst, or a coarse clock) cannot be
+ * measured and does not. */
+static bool recent_agrees(const ebb_tlbf *f, int64_t now,
+                          double generation_ns)
+{
+    if (f->generation_ns == EBB_TLBF_NEVER)
+        return false;
+    double d = (double)elapsed(f->generation_ns, now);
+    return measurable(d, generation_ns) &&
+           count_agrees((double)ebb_tlbf_inserted(f, 0),
+                        (double)f->estimate, d, generation_ns);
+}
+
 /* The per-generation estimate after observing the rate at time now: the
  * count since the rate base over the time since it, scaled to a generation
  * (T / l), once at least a quarter generation has passed.
@@ -445,37 +476,13 @@ uint64_t ebb_tlbf_initial_estimate(const ebb_tlbf *f)
  * just ended agrees with the estimate (recent_agrees): a burst diluted in
  * a span of held count would otherwise be followed shifts late.
  * *rebase says whether the base moves. */
-/* Within three Poisson standard deviations of the count an estimate
- * predicts over d ns. */
-static bool count_agrees(double count, double estimate, double d,
-                         double generation_ns)
-{
-    double expected = estimate * d / generation_ns;
-    return fabs(count - expected) <= 3.0 * sqrt(expected);
-}
-
-/* Does the generation that just ended, alone, agree with the estimate? Its
- * count is s_0's (s_0 received every add since the last shift); one that
- * ended within a quarter generation (a burst, or a coarse clock) cannot be
- * measured and does not. */
-static bool recent_agrees(const ebb_tlbf *f, int64_t now,
-                          double generation_ns)
-{
-    if (f->generation_ns == EBB_TLBF_NEVER)
-        return false;
-    double d = (double)elapsed(f->generation_ns, now);
-    return d >= generation_ns / 4.0 &&
-           count_agrees((double)ebb_tlbf_inserted(f, 0),
-                        (double)f->estimate, d, generation_ns);
-}
-
 static uint64_t next_estimate(const ebb_tlbf *f, int64_t now, bool *rebase)
 {
     double generation_ns = (double)f->span / (double)f->l;
     uint64_t d = f->rate_base_ns == EBB_TLBF_NEVER
                      ? 0
                      : elapsed(f->rate_base_ns, now);
-    *rebase = (double)d >= generation_ns / 4.0 && d > 0;
+    *rebase = measurable((double)d, generation_ns) && d > 0;
     if (!*rebase) {
         /* Too little time to measure (a coarse clock, a batch stamped with
          * one time), yet two generations' worth of items already: the rate
@@ -812,13 +819,13 @@ EBB_ALWAYS_INLINE void write_key(const ebb_tlbf *f, ebb_hash128 h)
 #define BATCH_CHUNK 16u
 
 /* True when the k written slices are past the caches, where a batch add
- * stages its writes (EBB_ADD_PREFETCH_MIN_BYTES). */
+ * stages its writes (ebb_add_prefetch_pays). */
 static bool writes_staged(const ebb_tlbf *f)
 {
     uint64_t bits = 0;
     for (uint32_t i = 0; i < f->k; i++)
         bits += f->writes[i].nbits;
-    return bits / 8u >= EBB_ADD_PREFETCH_MIN_BYTES;
+    return ebb_add_prefetch_pays(bits / 8u);
 }
 
 /* Sets the bits of n <= BATCH_CHUNK keys in the k newest slices: staged,
@@ -967,8 +974,9 @@ ebb_status ebb_tlbf_add_batch(ebb_tlbf *f, const ebb_hash128 *hashes,
      * shift, a reset, a refusal, a slice to free) goes through the full
      * add alone; between those, runs of keys that only write (one
      * generation and one time, so the same k slices, and no check can turn)
-     * are written a chunk at a time, their bits located and prefetched
-     * before any is set, and counted together. */
+     * are written a chunk at a time (their bits located and prefetched
+     * before any is set when the written slices are past the caches,
+     * writes_staged), and counted together. */
     now = usable_time(now);
     size_t i = 0;
     ebb_status st = EBB_OK;

@@ -98,8 +98,8 @@ static inline int64_t ebb_tlbf_last_ns(const ebb_tlbf *f, uint32_t i)
                                        : ebb_tlbf_at(f, i)->last_ns;
 }
 
-/* Copies the k newest slices' bit arrays, sizes and hash indexes into
- * f->writes: after anything that moves, replaces or creates them. */
+/* What an add or a batch query needs of a slice, copied out of its ring
+ * entry. */
 static inline tlbf_view ebb_tlbf_view_of(const tlbf_slice *s)
 {
     tlbf_view v = {s->bits, s->nbits, s->hash_index};
@@ -113,6 +113,8 @@ static inline ebb_slice_probe ebb_tlbf_view_locate(const tlbf_view *v,
     return ebb_slice_locate(v->bits, h, v->hash_index, v->nbits);
 }
 
+/* Copies the k newest slices' bit arrays, sizes and hash indexes into
+ * f->writes: after anything that moves, replaces or creates them. */
 static inline void ebb_tlbf_refresh_writes(ebb_tlbf *f)
 {
     for (uint32_t i = 0; i < f->k && i < f->count; i++)
