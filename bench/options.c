@@ -35,7 +35,7 @@ void bench_print_usage(FILE *out, const char *program)
             "  --json      print a JSON array, one object per filter, operation and\n"
             "              call style (keys name, window, fp, mops, ns_per_op,\n"
             "              bits_per_item, lines_per_op, ceiling_fraction, ...)\n"
-            "  --quick     w = 1e6 only (about a minute)\n"
+            "  --quick     w = 1e6 only (under a minute)\n"
             "  --full      every filter at w = 1e8 too (tens of minutes)\n"
             "  --runs N    repetitions per measurement, median reported (1..%u;\n"
             "              default 3)\n"
