@@ -65,7 +65,7 @@ test: build
 # byte for byte).
 test-native: deps
 	cmake -S . -B $(NATIVE_DIR) -DCMAKE_BUILD_TYPE=Release -DEBB_NATIVE=ON -DEBB_WERROR=ON
-	cmake --build $(NATIVE_DIR) -j$(JOBS)
+	cmake --build $(NATIVE_DIR) -j$(JOBS) --target ebb_tests_unit
 	ctest --test-dir $(NATIVE_DIR) --output-on-failure -j$(JOBS) -L unit
 
 # Debug keeps assert() on; -O1 keeps sanitized code fast enough.
