@@ -131,6 +131,10 @@ bench_ceiling bench_probe_ceiling(size_t bytes, unsigned repeats)
     size_t lines = bytes / LINE_BYTES;
     if (lines < 1)
         lines = 1;
+    /* alloc_zeroed, the call the filters' bit arrays are made with
+     * (ebb_mem_alloc_lines) and the one the built-in allocator gives huge
+     * pages; its pages are zeroed lazily, so the memset below is their only
+     * write. */
     ebb_allocator allocator;
     ebb_get_allocator(&allocator);
     uint64_t *words = allocator.alloc_zeroed != NULL
