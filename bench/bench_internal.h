@@ -70,6 +70,16 @@ uint64_t bench_now_ns(void);
 void *bench_xmalloc(size_t bytes);
 /* Median of values[0..count-1]; sorts them. */
 double bench_median(double *values, unsigned count);
+/* The most a measured false-positive rate may be over `absent` absent
+ * queries: the promise times the subject's factor (1 for ebb's own
+ * filters, BENCH_PEER_FP_FACTOR for the peers) plus BENCH_FP_SIGMAS
+ * binomial standard deviations. */
+#define BENCH_FP_SIGMAS 5.0
+/* The peers are sanity-checked against their own formula with this much
+ * room; libbloom measures ~6% above its textbook rate at w = 1e8, and the
+ * TLBF issue promises its fp within 1.25x of the target at a steady rate. */
+#define BENCH_PEER_FP_FACTOR 1.25
+double bench_fp_bound(double promise, double factor, size_t absent);
 /* The fraction of all CPUs' time the system spent busy (steal included)
  * over the next interval_ms, from /proc/stat; negative when unknown. */
 double bench_system_busy(unsigned interval_ms);

@@ -11,6 +11,7 @@
 
 #include "bench_internal.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -146,6 +147,12 @@ double bench_median(double *values, unsigned count)
     if (count % 2 == 1)
         return values[count / 2];
     return 0.5 * (values[count / 2 - 1] + values[count / 2]);
+}
+
+double bench_fp_bound(double promise, double factor, size_t absent)
+{
+    return factor * promise +
+           BENCH_FP_SIGMAS * sqrt(promise * (1.0 - promise) / (double)absent);
 }
 
 /* Busy and total jiffies summed over all CPUs (the "cpu" line). */

@@ -22,10 +22,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Bounds on a measured false-positive rate: the promise (times the
- * subject's factor) plus this many binomial standard deviations. */
-#define FP_SIGMAS 5.0
-
 typedef void (*add_call)(bench_subject *s, const bench_key *keys, size_t n);
 typedef size_t (*contains_call)(const bench_subject *s, const bench_key *keys,
                                 size_t n);
@@ -195,9 +191,7 @@ int bench_measure(bench_subject *s, const bench_plan *plan,
     verdict->absent = q.absent;
     verdict->false_negatives = pass.false_negatives;
     verdict->fp_measured = (double)pass.false_positives / (double)q.absent;
-    verdict->fp_bound = s->fp_factor * s->fp_promise +
-                        FP_SIGMAS * sqrt(s->fp_promise * (1.0 - s->fp_promise) /
-                                         (double)q.absent);
+    verdict->fp_bound = bench_fp_bound(s->fp_promise, s->fp_factor, q.absent);
     for (int i = 0; i < n; i++)
         if (rows[i].op == BENCH_CONTAINS)
             rows[i].fp_measured = verdict->fp_measured;

@@ -38,11 +38,6 @@
 #define BLOCKED_BITS 512u
 #define BLOCKED_HASHES 8u
 
-/* The peers are sanity-checked against their own formula with this much
- * room; libbloom measures ~6% above its textbook rate at w = 1e8, and the
- * TLBF issue promises its fp within 1.25x of the target at a steady rate. */
-#define PEER_FP_FACTOR 1.25
-
 #define TLBF_SPAN_NS INT64_C(1000000000)
 /* The TLBF may hold this many times its planned steady memory before it
  * refuses an add (it never should at a constant rate). */
@@ -325,7 +320,7 @@ static bool libbloom_create(bench_subject *s)
     snprintf(s->chooser, sizeof s->chooser, "bloom_init(w, fp)");
     /* Its rate at capacity by its own formula: (1 - e^(-kn/m))^k. */
     s->fp_promise = pow(classic_fill(bloom, (double)s->window), bloom->hashes);
-    s->fp_factor = PEER_FP_FACTOR;
+    s->fp_factor = BENCH_PEER_FP_FACTOR;
     s->capacity = s->window; /* filled to its capacity, no further */
     s->present_span = s->window;
     s->add = libbloom_add;
@@ -470,7 +465,7 @@ static bool tlbf_create(bench_subject *s)
     snprintf(s->chooser, sizeof s->chooser,
              "ebb_tlbf_create(T 1 s, fp, initial_capacity w), w keys/s");
     s->fp_promise = plan.fp;
-    s->fp_factor = PEER_FP_FACTOR;
+    s->fp_factor = BENCH_PEER_FP_FACTOR;
     s->ns_per_key = (double)TLBF_SPAN_NS / (double)s->window;
     s->latest_ns = 0;
     /* One span for the rate estimate to settle, then (k + l) generations
