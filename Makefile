@@ -8,6 +8,8 @@
 #                 target for FUZZ_SECONDS on a copy of the seed corpus
 #   make run      build, then a sample session of the ebb command
 #   make bench    Release -O3 -march=native build in build-bench/, run it,
+#                 then ebb-bench-bound (the cheapest blocked query we could
+#                 write beside libbloom: bench/bound.c),
 #                 then the Redis module under redis-benchmark
 #   make experiments  reproduce the papers' tables and figures into
 #                 docs/results/ (CSV, PNG, markdown); minutes, not in CI
@@ -101,8 +103,9 @@ run: build
 
 bench: deps
 	cmake -S . -B $(BENCH_DIR) -DCMAKE_BUILD_TYPE=Release -DEBB_NATIVE=ON
-	cmake --build $(BENCH_DIR) -j$(JOBS) --target ebb_bench
+	cmake --build $(BENCH_DIR) -j$(JOBS) --target ebb_bench ebb_bench_bound
 	$(BENCH_DIR)/bench/ebb-bench
+	$(BENCH_DIR)/bench/ebb-bench-bound
 	if [ -f bench/redis-bench.sh ]; then \
 	    cmake --build $(BENCH_DIR) -j$(JOBS) --target ebb_redis_module && \
 	    bash bench/redis-bench.sh $(BENCH_DIR); fi
