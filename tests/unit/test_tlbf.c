@@ -1418,6 +1418,11 @@ static void batches_equal_single_calls(void **state) {
                 found -= want;
             }
             assert_int_equal(found, 0);
+            /* No queries: nothing found, nothing written. */
+            out[0] = true;
+            assert_int_equal(ebb_tlbf_contains_batch(batched, hashes, 0, q, out),
+                             0);
+            assert_true(out[0]);
         }
         print_message("  %s: %llu of %d batches ended with an error (the "
                       "single calls stopped at the same add)\n",
