@@ -66,6 +66,24 @@ void bench_queries_build(bench_queries *queries, uint64_t present_first,
                          uint64_t present_span, size_t count);
 void bench_queries_free(bench_queries *queries);
 
+/* Keys are hashed and handed to the batch calls this many at a time. */
+#define BENCH_BATCH 256u
+
+/* A block of keys for the batch calls, with their hashes and answers. */
+typedef struct bench_key_block {
+    const void *keys[BENCH_BATCH];
+    size_t lens[BENCH_BATCH];
+    ebb_hash128 hashes[BENCH_BATCH];
+    bool found[BENCH_BATCH];
+} bench_key_block;
+
+/* The size of the next block: remaining, at most BENCH_BATCH. */
+size_t bench_block_size(size_t remaining);
+/* Hashes keys[0, n), n <= BENCH_BATCH, with ebb_apbf_hash_batch into
+ * block->hashes (subjects.c); returns n. */
+size_t bench_apbf_hash_block(const ebb_apbf *f, bench_key_block *block,
+                             const bench_key *keys, size_t n);
+
 uint64_t bench_now_ns(void);
 void *bench_xmalloc(size_t bytes);
 /* Median of values[0..count-1]; sorts them. */

@@ -47,7 +47,6 @@
 #include "core/alloc.h"
 
 #define BOUND_SEED UINT64_C(42)
-#define BOUND_BATCH 256u
 #define BOUND_QUERIES (UINT64_C(1) << 20)
 #define BOUND_RUNS 5u
 #define BOUND_FP 0.01
@@ -215,24 +214,6 @@ typedef struct bound_setup {
     size_t peer_found;
 } bound_setup;
 
-typedef struct key_block {
-    const void *keys[BOUND_BATCH];
-    size_t lens[BOUND_BATCH];
-    ebb_hash128 hashes[BOUND_BATCH];
-    bool found[BOUND_BATCH];
-} key_block;
-
-static size_t hash_block(const ebb_apbf *f, key_block *b, const bench_key *keys,
-                         size_t n)
-{
-    for (size_t i = 0; i < n; i++) {
-        b->keys[i] = &keys[i];
-        b->lens[i] = sizeof keys[i];
-    }
-    ebb_apbf_hash_batch(f, b->keys, b->lens, n, b->hashes);
-    return n;
-}
-
 static bool bound_fill(bound_setup *s, const ebb_apbf_params *p)
 {
     if (ebb_apbf_create(p, BOUND_SEED, &s->real) != EBB_OK)
@@ -243,12 +224,12 @@ static bool bound_fill(bound_setup *s, const ebb_apbf_params *p)
         return false;
     /* Past the first shifts into the steady state, as ebb-bench fills. */
     uint64_t fill = s->window + s->window / 2u + p->generation / 3u;
-    key_block b;
-    bench_key keys[BOUND_BATCH];
+    bench_key_block b;
+    bench_key keys[BENCH_BATCH];
     for (uint64_t done = 0; done < fill;) {
-        size_t n = fill - done < BOUND_BATCH ? (size_t)(fill - done) : BOUND_BATCH;
+        size_t n = bench_block_size((size_t)(fill - done));
         bench_keys_fill(keys, done, n);
-        hash_block(s->real, &b, keys, n);
+        bench_apbf_hash_block(s->real, &b, keys, n);
         ebb_apbf_add_batch(s->real, b.hashes, n);
         for (size_t i = 0; i < n; i++) {
             lean_add(&s->lean, b.hashes[i]);
@@ -300,10 +281,10 @@ static size_t bound_pass(bound_setup *s, bound_subject subject, bool *answers)
         }
         return found;
     }
-    key_block b;
-    for (size_t done = 0; done < n; done += BOUND_BATCH) {
-        size_t m = n - done < BOUND_BATCH ? n - done : BOUND_BATCH;
-        hash_block(s->real, &b, q + done, m);
+    bench_key_block b;
+    for (size_t done = 0; done < n; done += BENCH_BATCH) {
+        size_t m = bench_block_size(n - done);
+        bench_apbf_hash_block(s->real, &b, q + done, m);
         if (subject == BOUND_HASH)
             found += b.hashes[m - 1].lo & 1u;
         else if (subject == BOUND_EBB)

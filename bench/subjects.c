@@ -28,7 +28,6 @@
 #include <string.h>
 
 #define BENCH_FILTER_SEED UINT64_C(42)
-#define BENCH_BATCH 256u
 
 /* The fast plain shape: a query answering false reads at most this many
  * slices on average. */
@@ -78,15 +77,7 @@ const char *bench_variant_slug(bench_variant variant)
     return variant_table[variant].slug;
 }
 
-/* A block of hashed keys for the batch calls. */
-typedef struct key_block {
-    const void *keys[BENCH_BATCH];
-    size_t lens[BENCH_BATCH];
-    ebb_hash128 hashes[BENCH_BATCH];
-    bool found[BENCH_BATCH];
-} key_block;
-
-static size_t block_size(size_t remaining)
+size_t bench_block_size(size_t remaining)
 {
     return remaining < BENCH_BATCH ? remaining : BENCH_BATCH;
 }
@@ -102,8 +93,8 @@ static void apbf_add(bench_subject *s, const bench_key *keys, size_t n)
         ebb_apbf_add(f, &keys[i], sizeof keys[i]);
 }
 
-static size_t apbf_hash_block(const ebb_apbf *f, key_block *block,
-                              const bench_key *keys, size_t n)
+size_t bench_apbf_hash_block(const ebb_apbf *f, bench_key_block *block,
+                             const bench_key *keys, size_t n)
 {
     for (size_t i = 0; i < n; i++) {
         block->keys[i] = &keys[i];
@@ -116,9 +107,10 @@ static size_t apbf_hash_block(const ebb_apbf *f, key_block *block,
 static void apbf_add_batch(bench_subject *s, const bench_key *keys, size_t n)
 {
     ebb_apbf *f = s->filter;
-    key_block block;
+    bench_key_block block;
     for (size_t done = 0; done < n;) {
-        size_t m = apbf_hash_block(f, &block, keys + done, block_size(n - done));
+        size_t m = bench_apbf_hash_block(f, &block, keys + done,
+                                         bench_block_size(n - done));
         ebb_apbf_add_batch(f, block.hashes, m);
         done += m;
     }
@@ -137,10 +129,11 @@ static size_t apbf_contains_batch(const bench_subject *s, const bench_key *keys,
                                   size_t n)
 {
     const ebb_apbf *f = s->filter;
-    key_block block;
+    bench_key_block block;
     size_t positives = 0;
     for (size_t done = 0; done < n;) {
-        size_t m = apbf_hash_block(f, &block, keys + done, block_size(n - done));
+        size_t m = bench_apbf_hash_block(f, &block, keys + done,
+                                         bench_block_size(n - done));
         positives += ebb_apbf_contains_batch(f, block.hashes, m, block.found);
         done += m;
     }
@@ -355,7 +348,7 @@ static void tlbf_add(bench_subject *s, const bench_key *keys, size_t n)
     s->add_errors += errors;
 }
 
-static size_t tlbf_hash_block(const ebb_tlbf *f, key_block *block,
+static size_t tlbf_hash_block(const ebb_tlbf *f, bench_key_block *block,
                               const bench_key *keys, size_t n)
 {
     for (size_t i = 0; i < n; i++)
@@ -368,9 +361,9 @@ static size_t tlbf_hash_block(const ebb_tlbf *f, key_block *block,
 static void tlbf_add_batch(bench_subject *s, const bench_key *keys, size_t n)
 {
     ebb_tlbf *f = s->filter;
-    key_block block;
+    bench_key_block block;
     for (size_t done = 0; done < n;) {
-        size_t m = tlbf_hash_block(f, &block, keys + done, block_size(n - done));
+        size_t m = tlbf_hash_block(f, &block, keys + done, bench_block_size(n - done));
         int64_t t = time_of(s, s->inserted + done + m - 1);
         size_t added = 0;
         if (ebb_tlbf_add_batch(f, block.hashes, m, t, &added) != EBB_OK)
@@ -393,10 +386,10 @@ static size_t tlbf_contains_batch(const bench_subject *s, const bench_key *keys,
                                   size_t n)
 {
     const ebb_tlbf *f = s->filter;
-    key_block block;
+    bench_key_block block;
     size_t positives = 0;
     for (size_t done = 0; done < n;) {
-        size_t m = tlbf_hash_block(f, &block, keys + done, block_size(n - done));
+        size_t m = tlbf_hash_block(f, &block, keys + done, bench_block_size(n - done));
         positives += ebb_tlbf_contains_batch(f, block.hashes, m, s->latest_ns,
                                              block.found);
         done += m;
