@@ -144,8 +144,8 @@ bool ebb_tlbf_contains_hash(const ebb_tlbf *filter, ebb_hash128 hash,
  * add_batch locates and prefetches 16 keys' bits at a time before writing
  * any (about 16 KiB of stack); below, it writes key by key. contains_batch
  * advances up to 48 queries' walks together so their cache misses overlap;
- * it uses about 28 KiB of stack and copies the live slices' descriptors
- * once per call (prefer batches of dozens of keys or more). */
+ * it uses about 28 KiB of stack and, from 8 queries on, copies the live
+ * slices' descriptors once per call (prefer batches of dozens of keys). */
 ebb_status ebb_tlbf_add_batch(ebb_tlbf *filter, const ebb_hash128 *hashes,
                               size_t n, int64_t now_ns, size_t *added);
 size_t ebb_tlbf_contains_batch(const ebb_tlbf *filter,

@@ -9,10 +9,15 @@
  * also misses it, and beyond the second level's a page walk. With 2 MiB
  * pages a 600 MB filter needs 300 TLB entries instead of 150,000
  * (docs/bench.md measured the batch query and add at w = 10^8 before and
- * after). The block itself still comes from calloc: a large one is fresh
- * mapped memory that the kernel zeroes when first touched, so nothing is
- * cleared twice and nothing is committed before it is used (a TLBF slice
- * allocated inside an add stays as cheap as before). Smaller blocks, other
+ * after). The block itself still comes from calloc, for its zeroing: a
+ * block glibc maps afresh is zeroed by the kernel when first touched, so
+ * nothing is cleared twice or committed before use (a TLBF slice allocated
+ * inside an add stays cheap). glibc maps blocks only above its mmap
+ * threshold, which rises (up to 32 MiB) once a mapped block is freed: after
+ * that a block of a few MiB may come from the heap, cleared by calloc and
+ * on whatever pages it had. The APBF allocates once, so it is not
+ * affected; whether the TLBF's expiring slices of 2 MiB or more keep huge
+ * pages in a long run has not been measured. Smaller blocks, other
  * systems and caller-supplied allocators are unchanged. */
 #if defined(__linux__)
 #ifndef _DEFAULT_SOURCE

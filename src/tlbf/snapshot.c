@@ -164,7 +164,7 @@ static ebb_status read_slice(ebb_reader *r, const tlbf_header *h,
 }
 
 /* The footprint a writer held to max_memory. Versions before the handle
- * kept its k write descriptors (up to ebb commit eeadd45) did not count
+ * kept its k write descriptors (before ebb commit c6afc10) did not count
  * them, so a filter they saved at its cap loads up to k x 24 bytes over
  * it; its next shift must fit the cap again (refused or evicting as its
  * policy says). Only what no filter under its cap wrote is corrupt. */

@@ -427,17 +427,17 @@ uint64_t ebb_tlbf_initial_estimate(const ebb_tlbf *f)
 
 /* A rate is measured over at least a quarter generation: over less, a
  * coarse clock or a batch stamped with one time says nothing. */
-static bool measurable(double d, double generation_ns)
+static bool measurable(double d, double generation_length_ns)
 {
-    return d >= generation_ns / 4.0;
+    return d >= generation_length_ns / 4.0;
 }
 
 /* Within three Poisson standard deviations of the count an estimate
  * predicts over d ns. */
 static bool count_agrees(double count, double estimate, double d,
-                         double generation_ns)
+                         double generation_length_ns)
 {
-    double expected = estimate * d / generation_ns;
+    double expected = estimate * d / generation_length_ns;
     return fabs(count - expected) <= 3.0 * sqrt(expected);
 }
 
@@ -446,14 +446,14 @@ static bool count_agrees(double count, double estimate, double d,
  * ended within a quarter generation (a burst, or a coarse clock) cannot be
  * measured and does not. */
 static bool recent_agrees(const ebb_tlbf *f, int64_t now,
-                          double generation_ns)
+                          double generation_length_ns)
 {
     if (f->generation_ns == EBB_TLBF_NEVER)
         return false;
     double d = (double)elapsed(f->generation_ns, now);
-    return measurable(d, generation_ns) &&
+    return measurable(d, generation_length_ns) &&
            count_agrees((double)ebb_tlbf_inserted(f, 0),
-                        (double)f->estimate, d, generation_ns);
+                        (double)f->estimate, d, generation_length_ns);
 }
 
 /* The per-generation estimate after observing the rate at time now: the
@@ -478,11 +478,11 @@ static bool recent_agrees(const ebb_tlbf *f, int64_t now,
  * *rebase says whether the base moves. */
 static uint64_t next_estimate(const ebb_tlbf *f, int64_t now, bool *rebase)
 {
-    double generation_ns = (double)f->span / (double)f->l;
+    double generation_length_ns = (double)f->span / (double)f->l;
     uint64_t d = f->rate_base_ns == EBB_TLBF_NEVER
                      ? 0
                      : elapsed(f->rate_base_ns, now);
-    *rebase = measurable((double)d, generation_ns) && d > 0;
+    *rebase = measurable((double)d, generation_length_ns) && d > 0;
     if (!*rebase) {
         /* Too little time to measure (a coarse clock, a batch stamped with
          * one time), yet two generations' worth of items already: the rate
@@ -493,7 +493,7 @@ static uint64_t next_estimate(const ebb_tlbf *f, int64_t now, bool *rebase)
             return f->estimate * 2u;
         return f->estimate;
     }
-    double observed = ceil((double)f->since_base * generation_ns / (double)d);
+    double observed = ceil((double)f->since_base * generation_length_ns / (double)d);
     double current = (double)f->estimate;
     double next = current;
     if (observed > 2.0 * current || observed < current / 2.0) {
@@ -501,11 +501,11 @@ static uint64_t next_estimate(const ebb_tlbf *f, int64_t now, bool *rebase)
     } else if (fabs(observed - current) > current / 8.0) {
         next = current + (observed - current) / 4.0;
     } else if (!count_agrees((double)f->since_base, current, (double)d,
-                             generation_ns)) {
+                             generation_length_ns)) {
         next = observed;
     } else {
         /* keep counting, up to T, while the latest generation agrees */
-        *rebase = d >= (uint64_t)f->span || !recent_agrees(f, now, generation_ns);
+        *rebase = d >= (uint64_t)f->span || !recent_agrees(f, now, generation_length_ns);
     }
     double most = (double)ebb_tlbf_max_estimate(f->k);
     if (!(next <= most))
@@ -1028,9 +1028,12 @@ size_t ebb_tlbf_contains_batch(const ebb_tlbf *f, const ebb_hash128 *hashes,
     }
     /* Too few queries to repay copying the live slices' descriptors: the
      * copy reads every live slice's 64-byte ring entry, a query only those
-     * of the slices it walks (17.9 of 99 at fp 1e-2, 27.6 of 241 at 1e-4
-     * in the default shapes), so the copy pays from about live / reads,
-     * 6 to 9 queries. Below, the walks read through the ring. */
+     * of the slices it walks (on ebb-bench's half-present mix, 17.9 of 99 at
+     * fp 1e-2 and 27.6 of 241 at 1e-4), so the copy should pay from about
+     * live / reads, 6 to 9 queries. A scratch driver at w = 10^6 agreed, if
+     * noisily: one-key batches were faster through the ring, and from 8
+     * keys on the copy was as fast or faster. Below, the walks read
+     * through the ring. */
     if (n < VIEW_MIN_QUERIES)
         return ebb_age_query_batch(f, f->k, live - f->k, hashes, n, out,
                                    ring_locate, probe_matches);
