@@ -3,7 +3,8 @@
 #   make build    configure and build (gcc, warnings are errors) in build/
 #   make test     everything CI checks: the full suite, then the unit layer
 #                 again on the library as make bench builds it (-march=native:
-#                 its AVX2 block test and write), then ASan+UBSan
+#                 its AVX2 block test and write, and ebb-bench-bound's answer
+#                 checks), then ASan+UBSan
 #                 (clang) on the unit, cli and fuzz layers, then the libFuzzer
 #                 target for FUZZ_SECONDS on a copy of the seed corpus
 #   make run      build, then a sample session of the ebb command
@@ -64,11 +65,13 @@ test: build
 # behind #if __AVX2__ (the B = 512, b = 8 block test and write) and whatever
 # else -march=native turns on runs only here, under the exact unit tests
 # (batch against single calls, fast paths against the general one, snapshots
-# byte for byte).
+# byte for byte), and ebb-bench-bound's AVX2 code, built under the strict
+# warnings and run for its answer checks (it exits 1 on a wrong answer).
 test-native: deps
 	cmake -S . -B $(NATIVE_DIR) -DCMAKE_BUILD_TYPE=Release -DEBB_NATIVE=ON -DEBB_WERROR=ON
-	cmake --build $(NATIVE_DIR) -j$(JOBS) --target ebb_tests_unit
+	cmake --build $(NATIVE_DIR) -j$(JOBS) --target ebb_tests_unit ebb_bench_bound
 	ctest --test-dir $(NATIVE_DIR) --output-on-failure -j$(JOBS) -L unit
+	$(NATIVE_DIR)/bench/ebb-bench-bound
 
 # Debug keeps assert() on; -O1 keeps sanitized code fast enough.
 test-asan: deps

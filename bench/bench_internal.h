@@ -84,6 +84,15 @@ size_t bench_block_size(size_t remaining);
 size_t bench_apbf_hash_block(const ebb_apbf *f, bench_key_block *block,
                              const bench_key *keys, size_t n);
 
+/* The blocked shapes: B = 512, b = 8 (or b chosen), with the bounds
+ * ebb's front ends choose with (EBB_APBF_BLOCKED_MAX_*). */
+#define BENCH_BLOCKED_BITS 512u
+#define BENCH_BLOCKED_HASHES 8u
+/* The goal of a blocked shape at (window, fp) with b = block_hashes (0:
+ * chosen by the library), under those bounds (subjects.c). */
+ebb_apbf_goal bench_blocked_goal(uint64_t window, double fp,
+                                 uint32_t block_hashes);
+
 uint64_t bench_now_ns(void);
 void *bench_xmalloc(size_t bytes);
 /* Median of values[0..count-1]; sorts them. */

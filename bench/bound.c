@@ -332,14 +332,8 @@ static void bound_teardown(bound_setup *s)
 
 static bool bound_run(uint64_t window, double *lean_ratio)
 {
-    ebb_apbf_goal goal;
-    memset(&goal, 0, sizeof goal);
-    goal.window = window;
-    goal.fp = BOUND_FP;
-    goal.block_bits = 512u;
-    goal.block_hashes = 8u;
-    goal.max_npws = EBB_APBF_BLOCKED_MAX_NPWS;
-    goal.max_accesses = EBB_APBF_BLOCKED_MAX_ACCESSES;
+    /* The shape ebb-bench measures as "APBBF b=8". */
+    ebb_apbf_goal goal = bench_blocked_goal(window, BOUND_FP, BENCH_BLOCKED_HASHES);
     ebb_apbf_params p;
     bound_setup s;
     memset(&s, 0, sizeof s);

@@ -5,13 +5,13 @@
  * Every filter operation is, at bottom, a few reads or writes of random
  * cache lines; a filter cannot do better than the memory system serves
  * such lines. The probe allocates a buffer of the filter's size through
- * libebb's installed allocator (ebb_get_allocator: the built-in one unless
- * the caller installed another), as the filter's bit arrays are: the same
- * alignment and page size (2 MiB transparent huge pages for blocks of 2 MiB
- * or more on Linux, src/core/alloc.c), so the same TLB reach. It writes
- * every byte (no page left on the shared zero page), and
- * reads 64-bit words at random line addresses, each address independent
- * of every load, in several ways:
+ * libebb's own ebb_mem_alloc_lines (through the installed allocator: the
+ * built-in one unless the caller installed another), as the filter's bit
+ * arrays are: the same alignment and page size (2 MiB transparent huge
+ * pages for blocks of 2 MiB or more on Linux, src/core/alloc.c), so the
+ * same TLB reach. It writes every byte (no page left on the shared zero
+ * page), and reads 64-bit words at random line addresses, each address
+ * independent of every load, in several ways:
  *
  *   independent loads       a loop summing loads at random lines: the
  *                           out-of-order core overlaps what it can;
@@ -28,6 +28,8 @@
  * machine was seen to do, the fair denominator for a filter's fraction.
  */
 #include "bench_internal.h"
+
+#include "core/alloc.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -131,15 +133,12 @@ bench_ceiling bench_probe_ceiling(size_t bytes, unsigned repeats)
     size_t lines = bytes / LINE_BYTES;
     if (lines < 1)
         lines = 1;
-    /* alloc_zeroed, the call the filters' bit arrays are made with
-     * (ebb_mem_alloc_lines) and the one the built-in allocator gives huge
-     * pages; its pages are zeroed lazily, so the memset below is their only
-     * write. */
-    ebb_allocator allocator;
-    ebb_get_allocator(&allocator);
-    uint64_t *words = allocator.alloc_zeroed != NULL
-                          ? allocator.alloc_zeroed(lines * LINE_BYTES, allocator.user)
-                          : allocator.alloc(lines * LINE_BYTES, allocator.user);
+    /* ebb_mem_alloc_lines, the call the filters' bit arrays are made with:
+     * zeroed, line aligned, and given huge pages by the built-in allocator
+     * on the same terms; its pages are zeroed lazily, so the memset below is
+     * their only write. */
+    void *raw = NULL;
+    uint64_t *words = ebb_mem_alloc_lines(lines * LINE_BYTES, &raw);
     if (words == NULL) {
         fprintf(stderr, "bench: out of memory (%zu bytes)\n", lines * LINE_BYTES);
         exit(EXIT_FAILURE);
@@ -168,6 +167,6 @@ bench_ceiling bench_probe_ceiling(size_t bytes, unsigned repeats)
     /* The sum is used, so the loads cannot be optimised away. */
     if (sink == 0 && repeats > 0)
         fprintf(stderr, "bench: ceiling probe read nothing\n");
-    allocator.release(words, allocator.user);
+    ebb_mem_free(raw);
     return ceiling;
 }

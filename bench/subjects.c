@@ -32,10 +32,6 @@
 /* The fast plain shape: a query answering false reads at most this many
  * slices on average. */
 #define FAST_MAX_ACCESSES 3.0
-/* The blocked shapes: B = 512, b = 8 (or b chosen), with the bounds
- * ebb's front ends choose with (EBB_APBF_BLOCKED_MAX_*). */
-#define BLOCKED_BITS 512u
-#define BLOCKED_HASHES 8u
 
 #define TLBF_SPAN_NS INT64_C(1000000000)
 /* The TLBF may hold this many times its planned steady memory before it
@@ -169,6 +165,20 @@ static bool report_status(const char *what, ebb_status status)
     return false;
 }
 
+ebb_apbf_goal bench_blocked_goal(uint64_t window, double fp,
+                                 uint32_t block_hashes)
+{
+    ebb_apbf_goal goal;
+    memset(&goal, 0, sizeof goal);
+    goal.window = window;
+    goal.fp = fp;
+    goal.max_npws = EBB_APBF_BLOCKED_MAX_NPWS;
+    goal.max_accesses = EBB_APBF_BLOCKED_MAX_ACCESSES;
+    goal.block_bits = BENCH_BLOCKED_BITS;
+    goal.block_hashes = block_hashes;
+    return goal;
+}
+
 static bool apbf_shape(bench_subject *s, ebb_apbf_params *p)
 {
     ebb_apbf_goal goal;
@@ -186,10 +196,9 @@ static bool apbf_shape(bench_subject *s, ebb_apbf_params *p)
                  "ebb_apbf_choose_goal(max_accesses %g)", FAST_MAX_ACCESSES);
         break;
     default:
-        goal.max_npws = EBB_APBF_BLOCKED_MAX_NPWS;
-        goal.max_accesses = EBB_APBF_BLOCKED_MAX_ACCESSES;
-        goal.block_bits = BLOCKED_BITS;
-        goal.block_hashes = s->variant == BENCH_APBBF_B8 ? BLOCKED_HASHES : 0;
+        goal = bench_blocked_goal(s->window, s->fp,
+                                  s->variant == BENCH_APBBF_B8 ? BENCH_BLOCKED_HASHES
+                                                               : 0);
         snprintf(s->chooser, sizeof s->chooser,
                  "ebb_apbf_choose_goal(B %u, b %u, max_npws %g, max_accesses %g)",
                  goal.block_bits, goal.block_hashes, goal.max_npws,
