@@ -57,11 +57,6 @@ typedef struct run_summary {
     uint64_t oracle_checked, false_negatives, add_errors;
 } run_summary;
 
-static double metric_measured_fp(const tlbf_sample *s)
-{
-    return tlbf_sample_measured_fp(s);
-}
-
 /* The size of slice 0 the filter should settle on: c = k g* with
  * g* = rate T / l, m = c / ln 2. */
 static double ideal_slice0_bits(uint32_t k, uint32_t l)
@@ -111,7 +106,7 @@ static void summarise(const tlbf_sample *s, size_t n, run_summary *out)
     out->warmup_current_fp_min = tlbf_series_min(
         s, n, TLBF_SIM_SPAN / 10, STEADY_FROM, tlbf_metric_current_fp, NULL);
     out->steady_measured_max = tlbf_series_max(s, n, STEADY_FROM, end,
-                                               metric_measured_fp, NULL);
+                                               tlbf_sample_measured_fp, NULL);
 }
 
 static void run_one(exp_context *ctx, unsigned d, unsigned f,
