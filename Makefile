@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-2-Clause
 # ebb: build, test, run, benchmark, install.
 #
 #   make build    configure and build (gcc, warnings are errors) in build/

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * bench.c: `ebb-bench`, the program `make bench` runs. Everything it
  * measures and prints lives in the measurement core (benchcore.h), shared

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * bench_internal.h: the pieces of the measurement core (the .c files of
  * bench/), not seen by the front ends.

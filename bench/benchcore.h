@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * benchcore.h: the measurement core shared by `ebb-bench` (bench/bench.c)
  * and `ebb bench` (cli/bench.c). Both front ends parse the same options,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * bound.c: ebb-bench-bound, how fast a blocked APBF query could be at all
  * on this machine, beside libbloom's check, in one process.

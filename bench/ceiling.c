@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * ceiling.c: how many random, independent cache-line reads per second this
  * machine serves from a buffer the size of a filter.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * keys.c: keys, query sets, the clock and small statistics for the bench.
  *

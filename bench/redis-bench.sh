@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-2-Clause
 # redis-bench.sh: ebb.so under redis-benchmark, against SET on the same
 # server in the same run (the redis part of `make bench`).
 #

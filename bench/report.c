@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * report.c: the results as tables for people or as a JSON array for
  * programs (--json). Both are written as the measurements finish, so a

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * subjects.c: the filters under test behind one interface (bench_subject).
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * suite.c: which filters are measured at which (window, fp), and the
  * targets of the issues checked against the results.

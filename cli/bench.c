@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * bench.c: `ebb bench [--json] [--quick | --full] [--runs N] [--window N]`.
  *

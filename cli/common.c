@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * common.c: argument parsing and error reporting shared by the subcommands.
  */

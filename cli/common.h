@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * common.h: what every `ebb` subcommand shares: exit codes, the one-line
  * error printer, strict number parsing and getopt_long error reporting.

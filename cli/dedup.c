@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * dedup.c: `ebb dedup`, drop lines that occurred recently: among the
  * previous N lines (an APBF, --window) or within the previous DUR of time

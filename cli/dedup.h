@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * dedup.h: what the parts of `ebb dedup` share.
  *

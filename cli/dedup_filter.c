@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * dedup_filter.c: the filter of `ebb dedup`: created from the options or
  * loaded from --state (and then checked against the options), saved after

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * dedup_stream.c: reading the input lines of `ebb dedup`, finding their
  * keys and times, and answering them.

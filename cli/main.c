@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * main.c: the `ebb` command. Dispatches to one subcommand per file
  * (dedup.c, params.c) and answers --help and --version itself.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * options.c: the sizing options `ebb dedup` and `ebb params` share, and the
  * getopt_long loop of every subcommand. One place, so that the two

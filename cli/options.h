@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * options.h: the options that size a filter, which `ebb dedup` and `ebb
  * params` both take with the same meaning, values and messages: --window,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * params.c: `ebb params`, the shape and the analytic error rates of a
  * filter.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * params.h: what the parts of `ebb params` share.
  *

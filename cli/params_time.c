@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * params_time.c: `ebb params --time-window DUR --rate R --fp P`, the
  * sizing of the time-limited filter `ebb dedup --time-window` builds, at a

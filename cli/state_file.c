@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * state_file.c: whole-file reads and atomic replacement, for
  * `ebb dedup --state FILE` (the rules are in docs/cli.md, --state).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * state_file.h: reading a state file whole and replacing it atomically
  * (temporary file in the same directory, fsync, rename, fsync of the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * subcommands.h: the entry point of each `ebb` subcommand. argv[0] is the
  * subcommand's name; the return value is the process exit status.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * timestamp.c: fields and timestamps (see timestamp.h).
  *

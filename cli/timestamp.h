@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * timestamp.h: fields of a line and the timestamps in them, for
  * `ebb dedup --time-field N --time-format F` (docs/cli.md).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * units.c: durations and byte sizes. Everything is integer arithmetic:
  * "0.1s" must be exactly 100000000 ns, which a double would not promise.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * units.h: quantities with units on the command line: durations ("500ms",
  * "1.5h") and byte sizes ("64M"), parsed strictly and exactly (integer

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-2-Clause
 # EbbCompilerOptions.cmake: flags every target of the project is built with.
 #
 # Applied with add_compile_options/add_link_options from the top-level

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-2-Clause
 # EbbInstall.cmake: what `cmake --install` puts where, and how consumers find
 # it again: headers, both libraries, a CMake package (ebb::ebb,
 # ebb::ebb_static, version file) and a pkg-config file.

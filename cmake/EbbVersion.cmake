@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-2-Clause
 # EbbVersion.cmake: the version lives in one place, include/ebb/ebb.h.
 #
 # The header is what a consumer compiles against and what

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* exp_common.c: see exp_common.h. */
 #include "exp_common.h"
 

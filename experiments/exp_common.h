@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * exp_common.h: what every experiment of `make experiments` shares.
  *

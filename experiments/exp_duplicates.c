@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * exp_duplicates: the paper's Figures 7 and 8 (false positives under
  * duplicated keys) and the Zipf workload the paper predicts but does not

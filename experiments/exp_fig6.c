@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * exp_fig6: the paper's Figure 6, the false-positive rate while a filter
  * fills up and then slides.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * exp_table1: the paper's Table 1, classic partitioned Bloom filters.
  *

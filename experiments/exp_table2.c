@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * exp_table2: the paper's Table 2, all 25 (k, l) rows of the APBF.
  *

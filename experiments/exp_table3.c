@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * exp_table3: the paper's Tables 3 and 4, the blocked variant (APBBF).
  *

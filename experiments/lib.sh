@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-2-Clause
 # experiments/lib.sh: what the experiment drivers (experiments/run.sh,
 # experiments/tlbf/run.sh) share. Sourced, not run.
 #

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-2-Clause
 # experiments/run.sh: reproduce the tables and figures of the APBF paper.
 #
 #   bash experiments/run.sh <build-dir>      (what `make experiments` runs)

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * apbf_type.c: the APBF data type ("ebb-apbf-") and its commands.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * api.c: fills the function pointers of api.h from the server.
  *

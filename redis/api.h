@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * api.h: the part of the Redis module API that ebb.so uses, declared by us.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * glue.c: argument parsing, replies, values, persistence and chunked
  * dump/restore shared by the APBF and TLBF data types (see glue.h).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * glue.h: what the APBF and TLBF data types of ebb.so share.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * snapshot_type.c: registration of a data type whose values persist as
  * library snapshots (snapshot_type.h).

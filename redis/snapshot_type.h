@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * snapshot_type.h: the snapshot-based persistence of a data type of ebb.so,
  * written once for every filter family.

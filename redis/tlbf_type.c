@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * tlbf_type.c: the time-limited filter data type ("ebb-tlbf-") and its
  * commands.

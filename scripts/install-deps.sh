@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-2-Clause
 # install-deps.sh: makes sure every Debian package the build, the tests, the
 # sanitizer and fuzz runs and the benchmarks need is installed.
 #

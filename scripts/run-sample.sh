@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-2-Clause
 # run-sample.sh <path-to-ebb>: the `make run` session.
 #
 # Generates a deterministic click stream with ebb-gen-stream (built next to

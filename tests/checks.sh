@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-2-Clause
 # checks.sh: the check counter shared by the bash test layers (tests/cli,
 # tests/redis). Sourced, not run.
 #

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * gen_stream.c: ebb-gen-stream, a deterministic generator of line streams
  * for the `make run` sample and the cli tests.

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-2-Clause
 # duplicates.gp: Figures 7, 8 and the Zipf figure from the CSV files written
 # by exp_duplicates. Called by run.sh as
 #   gnuplot -e "csv='...'; out='...'; meta='...'" duplicates.gp

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-2-Clause
 # fig6.gp: the paper's Figure 6 from fig6.csv (written by exp_fig6).
 # Called by run.sh as: gnuplot -e "csv='...'; out='...'; meta='...'" fig6.gp
 # meta (written by exp_fig6) sets `curves` and the legend `titles`.

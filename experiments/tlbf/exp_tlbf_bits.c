@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * exp_tlbf_bits.c: the TLBF paper's Table 2, bits per element at steady
  * state for fp 0.1 ... 1e-5, the way the paper measured it: filters of

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * exp_tlbf_burst.c: beyond the paper, a 10x burst for one span and a drop
  * to a tenth of the rate.

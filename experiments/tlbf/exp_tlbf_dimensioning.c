@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * exp_tlbf_dimensioning.c: section 7 of the TLBF paper, Figures 1 to 5.
  *

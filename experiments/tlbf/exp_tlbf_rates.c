@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * exp_tlbf_rates.c: beyond the paper, steady state across rates.
  *

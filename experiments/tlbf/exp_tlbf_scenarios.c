@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * exp_tlbf_scenarios.c: beyond the paper, an idle gap of 3T and a daily
  * sinusoidal rate.

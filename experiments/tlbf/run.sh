@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-2-Clause
 # experiments/tlbf/run.sh: reproduce section 7 of the Time-limited Bloom
 # Filter paper, and go beyond it (a burst, a drop, an idle gap, a daily
 # sinusoid, a range of rates), on simulated time.

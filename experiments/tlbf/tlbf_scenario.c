@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* tlbf_scenario.c: see tlbf_scenario.h. */
 #include "tlbf_scenario.h"
 

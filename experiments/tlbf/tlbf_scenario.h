@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * tlbf_scenario.h: what the paper does not show. Filters of fp 0.1, 0.01
  * and 0.001 under a changing rate (a 10x burst for one span, a drop to a

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* tlbf_sim.c: see tlbf_sim.h. */
 #include "tlbf_sim.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * tlbf_sim.h: a Time-limited Bloom Filter fed by a simulated stream, with an
  * exact record of what it was given.

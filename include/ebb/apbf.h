@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * ebb/apbf.h: Age-Partitioned Bloom Filter (APBF).
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * ebb.h: Bloom filters for streams whose memory fades.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * ebb/tlbf.h: Time-limited Bloom Filter (TLBF).
  *

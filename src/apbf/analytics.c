@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * analytics.c: the false-positive and access recursions of the paper's
  * sections 5.3 and 5.4, and the match probabilities they are fed with.

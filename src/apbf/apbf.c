@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * apbf.c: the Age-Partitioned Bloom Filter.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * apbf_internal.h: the APBF handle, shared by the files of src/apbf only.
  */

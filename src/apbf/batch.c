@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * batch.c: APBF operations on many keys at once.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * line8.h: the block test and the block write of the blocked APBF's most
  * used shape, B = 512 and b = 8: one 64-byte line whose eight 64-bit words

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * sizing.c: APBF shapes: validation, sizing from a window, memory, and the
  * least-memory (k, l) chooser, for plain and blocked slices.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * snapshot.c: APBF snapshots (families 1 and 2 of docs/format.md).
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * agebatch.h: many age-partitioned queries at once. Shared by the APBF
  * (plain and blocked) and the time-limited filter.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * agequery.h: the age-partitioned query (Algorithm 1 of Shtul, Baquero and
  * Almeida, "Age-Partitioned Bloom Filters", section 5.4), shared by every

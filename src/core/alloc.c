@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* alloc.c: the pluggable allocator table (see include/ebb/ebb.h).
  *
  * The built-in allocator asks Linux to back the whole 2 MiB pages inside a

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * bits.h: bit arrays as 64-bit words. Bit j lives in word j / 64 at bit
  * j % 64 (shifts and masks, no division at run time).

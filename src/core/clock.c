@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* clock.c: the one place the library reads a clock, for the explicitly
  * named *_now convenience forms; every other entry point takes the time as
  * an argument. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* codec.c: snapshot framing, checksum and little-endian fields. */
 #include "core/codec.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * codec.h: snapshot framing and little-endian field codec.
  *

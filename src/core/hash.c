@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* hash.c: the public hash entry point. */
 #include "core/hash.h"
 

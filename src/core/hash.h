@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * hash.h: one 128-bit hash per key, and the bit positions derived from it.
  *

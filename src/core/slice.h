@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * slice.h: one slice of a partitioned Bloom filter, the unit every
  * age-partitioned filter is made of: m bits, one derived hash function.

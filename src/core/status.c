@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* status.c: status codes and their sentences, library version. */
 #include "ebb/ebb.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * snapshot.c: time-limited filter snapshots (family 3 of docs/format.md).
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * tlbf.c: the Time-limited Bloom Filter.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * tlbf_internal.h: the time-limited filter's handle, shared by src/tlbf.
  */

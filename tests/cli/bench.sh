@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-2-Clause
 # bench.sh EBB WORK_DIR
 #
 # Smoke test of `ebb bench` at a tiny window (a few seconds, also under the

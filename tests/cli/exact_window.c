@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * exact_window.c: checks `ebb dedup` against an exact sliding window, of
  * lines or of time.

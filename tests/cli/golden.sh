@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-2-Clause
 # golden.sh EBB GOLDEN_DIR WORK_DIR
 #
 # ebb dedup on small inputs whose exact output is committed under golden/:

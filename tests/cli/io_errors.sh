@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-2-Clause
 # io_errors.sh EBB GEN_STREAM WORK_DIR
 #
 # I/O failures exit 1 with one message: an input that cannot be opened or

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-2-Clause
 # lib.sh: helpers sourced by the cli test scripts (bash).
 #
 # Every check either passes silently or records a failure with a message;

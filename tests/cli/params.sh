@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-2-Clause
 # params.sh EBB WORK_DIR
 #
 # ebb params: the JSON object has exactly the nine documented keys with

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-2-Clause
 # state.sh EBB GEN_STREAM WORK_DIR
 #
 # ebb dedup --state FILE:

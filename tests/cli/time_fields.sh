@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-2-Clause
 # time_fields.sh EBB WORK_DIR
 #
 # ebb dedup --time-window on small inputs with known answers:

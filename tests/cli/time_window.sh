@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-2-Clause
 # time_window.sh EBB GEN_STREAM EXACT_WINDOW WORK_DIR
 #
 # ebb dedup --time-window on replayed logs of millions of lines, against an

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-2-Clause
 # usage.sh EBB WORK_DIR
 #
 # Every bad command line exits 2 with exactly one line on stderr naming the

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-2-Clause
 # window.sh EBB GEN_STREAM EXACT_WINDOW WORK_DIR
 #
 # The sliding-window property on millions of lines, against an exact

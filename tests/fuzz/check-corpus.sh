@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-2-Clause
 # check-corpus.sh GENERATOR COMMITTED_DIR WORK_DIR
 #
 # Regenerates the seed corpus into WORK_DIR and demands it equal the committed

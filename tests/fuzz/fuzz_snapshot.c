@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * fuzz_snapshot.c: the snapshot decoders against hostile bytes.
  *

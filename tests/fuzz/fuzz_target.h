@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * fuzz_target.h: the libFuzzer entry point, declared once so that both the
  * harness and the replay driver see the same prototype.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * make_corpus.c: writes the fuzz seed corpus (valid APBF snapshots).
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * replay_main.c: runs the snapshot fuzz target without libFuzzer.
  *

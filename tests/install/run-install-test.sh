@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-2-Clause
     # ldd output is captured first: grep -q closing the pipe early would
     # fail the pipeline under pipefail.
     local loaded

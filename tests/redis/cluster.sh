@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-2-Clause
 # cluster.sh: a 3-node Redis Cluster on loopback (redis-cli --cluster
 # create, no replicas) with filters on every node.
 #

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-2-Clause
 # commands.sh: every command of ebb.so, its replies and its errors, on one
 # server: APBF.* and TLBF.*, NOCREATE, WRONGTYPE, argument errors, the
 # sliding window and the time limit seen through the commands, COPY,

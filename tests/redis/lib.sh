@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-2-Clause
 # lib.sh: helpers sourced by the Redis module tests (bash).
 #
 # Every script is called as

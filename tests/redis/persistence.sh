@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-2-Clause
 # persistence.sh: filters survive restarts and damaged payloads are refused.
 #
 #   1. RDB: 100k items in an APBF, a blocked APBF and a TLBF; SAVE, restart:

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-2-Clause
 # replication.sh: a replica (REPLICAOF on loopback) holds exactly what its
 # primary holds, for APBF and TLBF.
 #

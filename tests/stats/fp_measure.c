@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* fp_measure.c: see fp_measure.h. */
 #include <stdarg.h>
 #include <stddef.h>

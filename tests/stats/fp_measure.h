@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * fp_measure.h: measuring an APBF's false-positive rate at its worst moment.
  *

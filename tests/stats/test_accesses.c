@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * test_accesses.c: the slices (or blocks) a query reads, measured with
  * ebb_apbf_contains_counted, against ebb_apbf_expected_accesses on the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * test_apbbf_fp.c: the false-positive rate of blocked filters (APBBF) at
  * their worst moment (steady state, just before a shift, distinct keys)

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * test_apbf_fp.c: the false-positive rate of real filters at their worst
  * moment (just before a shift, steady state, distinct keys) against the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * test_index_scheme.c: the three index derivations of src/core/hash.h
  * (mixed, plain and enhanced double hashing, chosen with the internal hook

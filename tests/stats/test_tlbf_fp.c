@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * test_tlbf_fp.c: the Time-limited Bloom Filter's false-positive rate and
  * memory, measured on simulated time with fixed seeds.

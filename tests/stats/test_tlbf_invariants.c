@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * test_tlbf_invariants.c: the Time-limited Bloom Filter's invariants
  * (docs/tlbf.md, "Invariants that tests must hold") at a realistic scale,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * support.c: counting/failing allocator, reproducible keys, little-endian
  * fields. See support.h.

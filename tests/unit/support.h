@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * support.h: helpers shared by the unit and statistical tests.
  *

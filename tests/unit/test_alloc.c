@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * test_alloc.c: behaviour under allocation failure and accounting of every
  * byte.

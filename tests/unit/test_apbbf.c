@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * test_apbbf.c: the blocked variant (APBBF, section 6 of the paper).
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * test_apbf_analytics.c: the formulas of sections 5.2-5.4 of the APBF paper
  * (fill models, false-positive rate, accesses of a false query, NPWS)

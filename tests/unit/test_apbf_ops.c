@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * test_apbf_ops.c: add / contains / clear, the statistics a filter reports
  * after exact numbers of insertions, and the agreement of the key and hash

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * test_apbf_params.c: sizing (ebb_apbf_choose, params_from_kl, params_from_klm,
  * params_memory) and the validation in ebb_apbf_create.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * test_apbf_window.c: no false negatives, ever, for every shape of the
  * paper's Table 2; and the window is not much longer than promised.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * test_batch.c: the batch operations are exactly their one-at-a-time
  * sequences, for plain and blocked shapes.

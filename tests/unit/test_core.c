@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * test_core.c: status strings, version, the key hash and the allocator table
  * (include/ebb/ebb.h).

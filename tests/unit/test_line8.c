@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * test_line8.c: the blocked APBF's B = 512, b = 8 block test and write
  * (src/apbf/line8.h) against the bits the format defines.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * test_snapshot.c: APBF snapshots against docs/format.md.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * test_tlbf.c: the Time-limited Bloom Filter's contract, on simulated time.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * test_tlbf_snapshot.c: Time-limited Bloom Filter snapshots (family 3).
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * tlbf_testkit.c: simulated-time streams and the no-false-negative oracle
  * for the Time-limited Bloom Filter tests. See tlbf_testkit.h.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * tlbf_testkit.h: simulated-time streams for the Time-limited Bloom Filter
  * tests, and an oracle that checks the no-false-negative guarantee on them.

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-2-Clause
 # dimension.gp: the TLBF paper's Figures 1 and 2, number of slices and size
 # of slice 0 over time, from dimension_<dim>_fp<fp>.csv (exp_tlbf_dimensioning).
 # Called by run.sh as:

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-2-Clause
 # dimension_bits.gp: the TLBF paper's Figure 3, bits per item of the last
 # span over time, under- and over-dimensioned (exp_tlbf_dimensioning).
 # Called by run.sh as: gnuplot -e "dir='...'; out='...'; meta='...'" dimension_bits.gp

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-2-Clause
 # dimension_fp.gp: the TLBF paper's Figures 4 and 5, the false-positive rate
 # over time (exp_tlbf_dimensioning). Points: fresh keys queried every T/20
 # (about 100 false positives each at the target); lines: stats.current_fp

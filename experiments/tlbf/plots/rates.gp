@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-2-Clause
 # rates.gp: steady state across rates (exp_tlbf_rates, rates.csv): bits per
 # item and the false-positive rate against the items a generation holds.
 # Called by run.sh as: gnuplot -e "csv='...'; out='...'; meta='...'" rates.gp

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-2-Clause
 # scenario.gp: one scenario beyond the paper (burst, drop, idle, sine) over
 # time, from scenario_<name>_fp<fp>.csv (exp_tlbf_burst, exp_tlbf_scenarios).
 # Panels: the arrival rate, the slices held, the memory, the false-positive

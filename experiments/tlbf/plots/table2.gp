@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-2-Clause
 # table2.gp: bits per element at steady state against the paper's Table 2
 # ranges (exp_tlbf_bits): the range per fp (table2_summary.csv), and per
 # run (table2_runs.csv) the APBF paper's five (k, l), each created for 0.5x

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * consumer.c: a program that uses an installed libebb the way an outside
  * project would: only <ebb/ebb.h>, found through pkg-config or find_package.
