@@ -28,7 +28,9 @@ is_source() {
     return 1
 }
 
-if git -C . rev-parse --is-inside-work-tree >/dev/null 2>&1; then
+# Only a tree that is itself the top of a git work tree is listed by git: a
+# copy unpacked inside another repository's build directory is not tracked.
+if [[ $(git rev-parse --show-toplevel 2>/dev/null) == "$(pwd -P)" ]]; then
     list_files() { git ls-files; }
 else
     list_files() { find . -type f ! -path './build*' | sed 's|^\./||'; }
