@@ -18,12 +18,13 @@ fi
 cd "$root"
 
 # What counts as source: C, shell, CMake, gnuplot, make, pkg-config and CMake
-# templates, the Debian rules file and the CI entry point.
+# templates, the Debian rules file, the CI entry point and the man pages.
 is_source() {
     case "$1" in
         *.c | *.h | *.sh | *.cmake | *.gp | *.pc.in | *.cmake.in) return 0 ;;
         CMakeLists.txt | */CMakeLists.txt | Makefile | */Makefile) return 0 ;;
         .ci/run | debian/rules) return 0 ;;
+        *.1) return 0 ;; # man pages: a roff comment, .\" SPDX-..., on line 1
     esac
     return 1
 }

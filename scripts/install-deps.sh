@@ -20,6 +20,8 @@ required_packages=(
     redis-server       # the Redis module's integration tests and benchmark
     redis-tools        # redis-cli, redis-benchmark
     gnuplot-nox        # make experiments: the plots
+    groff-base         # groff: tests/cli/manpage.sh renders man/ebb.1 with -ww
+    man-db             # lexgrog (the page's NAME line) and `man -l`
 )
 
 is_installed() {
