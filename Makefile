@@ -7,7 +7,8 @@
 #                 its AVX2 block test and write, and ebb-bench-bound's answer
 #                 checks), then ASan+UBSan
 #                 (clang) on the unit, cli and fuzz layers, then the libFuzzer
-#                 target for FUZZ_SECONDS on a copy of the seed corpus
+#                 target for FUZZ_SECONDS on a copy of the seed corpus, then
+#                 make test-install
 #   make run      build, then a sample session of the ebb command
 #   make bench    Release -O3 -march=native build in build-bench/, run it,
 #                 then ebb-bench-bound (the cheapest blocked query we could
@@ -16,6 +17,12 @@
 #   make experiments  reproduce the papers' tables and figures into
 #                 docs/results/ (CSV, PNG, markdown); minutes, not in CI
 #   make install  build, then install into PREFIX (default /usr/local)
+#   make dist     the release tarball build-dist/ebb-VERSION.tar.gz: git
+#                 archive of the tracked files as the work tree has them
+#   make deb      the Debian packages, built from that tarball in build-deb/
+#                 and checked with lintian (docs/packaging.md)
+#   make test-install  make deb, then (as root) install the packages with
+#                 apt-get, use each one, and purge them again
 #   make clean    remove every build directory
 #
 # Each step stops make on failure (bash -e, pipefail).
@@ -33,6 +40,8 @@ BUILD_DIR := build
 ASAN_DIR := build-asan
 FUZZ_DIR := build-fuzz
 BENCH_DIR := build-bench
+DEB_DIR := build-deb
+DIST_DIR := build-dist
 NATIVE_DIR := build-native
 
 FUZZ_CORPUS := tests/fuzz/corpus
@@ -45,7 +54,8 @@ SANITIZER_ENV := ASAN_OPTIONS=detect_leaks=1:abort_on_error=1:strict_string_chec
                  UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
 
 .DEFAULT_GOAL := build
-.PHONY: all deps build test test-native test-asan test-fuzz run bench experiments install clean
+.PHONY: all deps build test test-native test-asan test-fuzz run bench experiments install clean \
+        dist deb test-install
 
 all: build
 
@@ -61,6 +71,7 @@ test: build
 	$(MAKE) --no-print-directory test-native
 	$(MAKE) --no-print-directory test-asan
 	$(MAKE) --no-print-directory test-fuzz
+	$(MAKE) --no-print-directory test-install
 
 # The library compiled for this machine, as make bench compiles it: the code
 # behind #if __AVX2__ (the B = 512, b = 8 block test and write) and whatever
@@ -121,5 +132,14 @@ experiments: build
 install: build
 	cmake --install $(BUILD_DIR) --prefix $(PREFIX)
 
+dist:
+	bash scripts/dist.sh $(DIST_DIR)
+
+deb: deps
+	JOBS=$(JOBS) bash scripts/deb.sh
+
+test-install: deb
+	bash scripts/test-deb-install.sh
+
 clean:
-	rm -rf $(BUILD_DIR) $(NATIVE_DIR) $(ASAN_DIR) $(FUZZ_DIR) $(BENCH_DIR)
+	rm -rf $(BUILD_DIR) $(NATIVE_DIR) $(ASAN_DIR) $(FUZZ_DIR) $(BENCH_DIR) $(DEB_DIR) $(DIST_DIR)

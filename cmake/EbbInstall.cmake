@@ -36,9 +36,23 @@ install(FILES "${PROJECT_BINARY_DIR}/ebbConfig.cmake"
 # The pkg-config file locates the prefix relative to itself (${pcfiledir}),
 # so `cmake --install --prefix DIR` into any directory gives a working file.
 # That only holds while the install dirs are relative to the prefix; an
-# absolute CMAKE_INSTALL_LIBDIR/INCLUDEDIR is written as is.
+# absolute CMAKE_INSTALL_LIBDIR/INCLUDEDIR is written as is. A distribution
+# package, whose prefix is fixed, turns EBB_PKGCONFIG_RELOCATABLE off
+# (debian/rules): with the prefix written out, pkg-config recognises
+# /usr/include and /usr/lib/<triplet> and prints just -lebb.
+option(EBB_PKGCONFIG_RELOCATABLE
+       "ebb.pc locates the prefix relative to itself (\${pcfiledir})" ON)
 set(EBB_PKGCONFIG_DIR "${CMAKE_INSTALL_LIBDIR}/pkgconfig")
-if(IS_ABSOLUTE "${CMAKE_INSTALL_LIBDIR}" OR IS_ABSOLUTE "${CMAKE_INSTALL_INCLUDEDIR}")
+if(NOT EBB_PKGCONFIG_RELOCATABLE)
+    set(EBB_PC_PREFIX "${CMAKE_INSTALL_PREFIX}")
+    foreach(dir LIBDIR INCLUDEDIR)
+        if(IS_ABSOLUTE "${CMAKE_INSTALL_${dir}}")
+            set(EBB_PC_${dir} "${CMAKE_INSTALL_${dir}}")
+        else()
+            set(EBB_PC_${dir} "\${prefix}/${CMAKE_INSTALL_${dir}}")
+        endif()
+    endforeach()
+elseif(IS_ABSOLUTE "${CMAKE_INSTALL_LIBDIR}" OR IS_ABSOLUTE "${CMAKE_INSTALL_INCLUDEDIR}")
     set(EBB_PC_PREFIX "${CMAKE_INSTALL_PREFIX}")
     set(EBB_PC_LIBDIR "${CMAKE_INSTALL_FULL_LIBDIR}")
     set(EBB_PC_INCLUDEDIR "${CMAKE_INSTALL_FULL_INCLUDEDIR}")
