@@ -3,8 +3,8 @@
  * fuzz_snapshot.c: the snapshot decoders against hostile bytes.
  *
  * Every input goes to each decoder (ebb_apbf_load for families 1 and 2,
- * ebb_tlbf_load for family 3). For each, this checks, aborting on the first
- * violation:
+ * ebb_tlbf_load for family 3, ebb_stable_load for family 4). For each, this
+ * checks, aborting on the first violation:
  *   1. the status agrees with the frame rules of docs/format.md (steps 1 to
  *      6 of "Decoding order and errors" are fully determined by the frame,
  *      so the harness recomputes them and demands the same code);
@@ -23,6 +23,7 @@
  * format asks for, which lets mutations reach the parameter and payload
  * checks behind it.
  */
+#include <math.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -32,6 +33,7 @@
 #include <xxhash.h>
 
 #include "ebb/ebb.h"
+#include "ebb/stable.h"
 #include "fuzz_target.h"
 
 /* Frame layout (docs/format.md). */
@@ -45,7 +47,8 @@ enum {
     FORMAT_VERSION = 1,
     FAMILY_APBF = 1, /* ebb_apbf_load accepts both (docs/format.md) */
     FAMILY_APBF_BLOCKED = 2,
-    FAMILY_TLBF = 3
+    FAMILY_TLBF = 3,
+    FAMILY_STABLE = 4
 };
 
 /* One decoder and the operations the properties need, on an opaque filter. */
@@ -282,11 +285,62 @@ static void tlbf_add_and_query(void *f)
     }
 }
 
+static ebb_status stable_load(const void *buf, size_t len, void **out)
+{
+    ebb_stable *filter = NULL;
+    ebb_status status = ebb_stable_load(buf, len, &filter);
+    if (status == EBB_OK)
+        *out = filter;
+    return status;
+}
+static size_t stable_size(const void *f) { return ebb_stable_snapshot_size(f); }
+static ebb_status stable_save(const void *f, void *buf, size_t cap, size_t *w)
+{
+    return ebb_stable_save(f, buf, cap, w);
+}
+static void stable_destroy(void *f) { ebb_stable_destroy(f); }
+static size_t stable_memory(const void *f) { return ebb_stable_memory(f); }
+/* The stable filter's statistics carry no memory figure; what they say
+ * must fit in what ebb_stable_memory reports: the cells' words of the
+ * shape they describe (0, failing the equality, otherwise). */
+static size_t stable_stats_memory(const void *f)
+{
+    ebb_stable_stats stats;
+    ebb_stable_get_stats(f, &stats);
+    size_t memory = ebb_stable_memory(f);
+    uint64_t cells = ebb_stable_cell_bytes(stats.cells, stats.cell_bits);
+    return cells != 0 && cells < memory ? memory : 0;
+}
+
+/* A key just added is found at once (the decrements precede the set, and
+ * every level is >= 1), and test-and-add then reports it seen; an
+ * importance is refused only when NaN. The statistics stay consistent. */
+static void stable_add_and_query(void *f)
+{
+    const ebb_stable_params *params = ebb_stable_get_params(f);
+    double mid = params->importance.low * 0.5 + params->importance.high * 0.5;
+    for (size_t i = 0; i < PROBE_KEYS; i++) {
+        size_t len = strlen(probe_keys[i]);
+        bool seen = false;
+        require(ebb_stable_add(f, probe_keys[i], len, mid) == EBB_OK);
+        require(ebb_stable_contains(f, probe_keys[i], len));
+        require(ebb_stable_test_and_add(f, probe_keys[i], len, mid, &seen) ==
+                EBB_OK);
+        require(seen);
+        require(ebb_stable_add(f, probe_keys[i], len, NAN) == EBB_EINVAL);
+    }
+    ebb_stable_stats stats;
+    ebb_stable_get_stats(f, &stats);
+    require(stats.zero_cells <= stats.cells && stats.max_level >= 1);
+}
+
 static const decoder decoders[] = {
     {FAMILY_APBF, FAMILY_APBF_BLOCKED, apbf_load, apbf_size, apbf_save,
      apbf_destroy, apbf_add_and_query, apbf_memory, apbf_stats_memory},
     {FAMILY_TLBF, FAMILY_TLBF, tlbf_load, tlbf_size, tlbf_save, tlbf_destroy,
      tlbf_add_and_query, tlbf_memory, tlbf_stats_memory},
+    {FAMILY_STABLE, FAMILY_STABLE, stable_load, stable_size, stable_save,
+     stable_destroy, stable_add_and_query, stable_memory, stable_stats_memory},
 };
 
 /* ---- properties of a loaded filter ------------------------------------ */

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
- * make_corpus.c: writes the fuzz seed corpus (valid APBF snapshots).
+ * make_corpus.c: writes the fuzz seed corpus (valid snapshots of every family).
  *
  * Seeds are small, valid snapshots of different shapes and states, so the
  * fuzzer starts from inputs that pass the frame and reach the parameter and
@@ -9,7 +9,9 @@
  * 64 (tail bits), the smallest and the widest shapes, a cleared filter, and
  * the blocked variant (family 2) with both block sizes, and time-limited
  * filters (family 3): fresh, past several shifts, grown by a burst, reset
- * after an idle gap, with clamped timestamps.
+ * after an idle gap, with clamped timestamps; and stable filters (family
+ * 4): each variant, both draws, an empty one, refusals and clamps, and
+ * shapes whose decrements use the scratch set (P > 16, P > m / 2).
  * Everything is deterministic (fixed seeds and keys), so running it again
  * must reproduce the committed files byte for byte: the fuzz_corpus_current
  * test checks exactly that, which also pins the snapshot encoding (a change
@@ -25,6 +27,7 @@
 #include <string.h>
 
 #include "ebb/ebb.h"
+#include "ebb/stable.h"
 
 typedef struct corpus_seed {
     const char *name;
@@ -203,6 +206,82 @@ static bool write_tlbf_seed(const char *dir, const tlbf_seed *seed)
     return write_snapshot(dir, seed->name, bytes, size);
 }
 
+/* A stable filter seed: m cells of d bits, K, P, fed `adds` keys with
+ * importances cycling over -1 .. 11 in a range [0, 10] (so some are
+ * clamped or, under REFUSE, refused). */
+typedef struct stable_seed {
+    const char *name;
+    uint64_t cells;
+    uint32_t cell_bits, k, p;
+    ebb_stable_variant variant;
+    ebb_stable_draw draw;
+    ebb_stable_range_policy policy;
+    uint64_t adds;
+} stable_seed;
+
+static const stable_seed stable_seeds[] = {
+    {"stable-plain-empty", 64, 3, 3, 4, EBB_STABLE_PLAIN,
+     EBB_STABLE_DRAW_CONSECUTIVE, EBB_STABLE_CLAMP, 0},
+    {"stable-plain-consecutive", 200, 3, 5, 10, EBB_STABLE_PLAIN,
+     EBB_STABLE_DRAW_CONSECUTIVE, EBB_STABLE_CLAMP, 300},
+    {"stable-2c-independent", 150, 2, 3, 6, EBB_STABLE_IBF_2C,
+     EBB_STABLE_DRAW_INDEPENDENT, EBB_STABLE_CLAMP, 200},
+    {"stable-mc-refuse", 100, 5, 4, 20, EBB_STABLE_IBF_MC,
+     EBB_STABLE_DRAW_INDEPENDENT, EBB_STABLE_REFUSE, 150},
+    {"stable-h-d8", 48, 8, 2, 3, EBB_STABLE_IBF_H,
+     EBB_STABLE_DRAW_CONSECUTIVE, EBB_STABLE_CLAMP, 100},
+    {"stable-all-but-d1", 70, 1, 2, 50, EBB_STABLE_PLAIN,
+     EBB_STABLE_DRAW_INDEPENDENT, EBB_STABLE_CLAMP, 40},
+};
+
+static bool build_stable(const stable_seed *seed, ebb_stable **out)
+{
+    ebb_stable_params params;
+    if (ebb_stable_params_init(seed->cells, seed->cell_bits, seed->k, seed->p,
+                               &params) != EBB_OK) {
+        return false;
+    }
+    params.variant = seed->variant;
+    params.draw = seed->draw;
+    params.importance.low = 0.0;
+    params.importance.high = 10.0;
+    params.importance.threshold = 5.0;
+    params.importance.policy = seed->policy;
+    if (ebb_stable_create(&params, 12, out) != EBB_OK) {
+        return false;
+    }
+    for (uint64_t i = 0; i < seed->adds; i++) {
+        char key[32];
+        int len = snprintf(key, sizeof key, "s-%" PRIu64, i % 97);
+        bool seen;
+        ebb_status st = ebb_stable_test_and_add(
+            *out, key, (size_t)len, (double)(i % 13) - 1.0, &seen);
+        if (st != EBB_OK && st != EBB_EINVAL) {
+            ebb_stable_destroy(*out);
+            return false;
+        }
+    }
+    return true;
+}
+
+static bool write_stable_seed(const char *dir, const stable_seed *seed)
+{
+    ebb_stable *filter = NULL;
+    if (!build_stable(seed, &filter)) {
+        fprintf(stderr, "make_corpus: cannot build %s\n", seed->name);
+        return false;
+    }
+    size_t size = ebb_stable_snapshot_size(filter);
+    unsigned char *bytes = malloc(size);
+    if (bytes != NULL &&
+        ebb_stable_save(filter, bytes, size, NULL) != EBB_OK) {
+        free(bytes);
+        bytes = NULL;
+    }
+    ebb_stable_destroy(filter);
+    return write_snapshot(dir, seed->name, bytes, size);
+}
+
 int main(int argc, char **argv)
 {
     if (argc != 2) {
@@ -216,6 +295,11 @@ int main(int argc, char **argv)
     }
     for (size_t i = 0; i < sizeof tlbf_seeds / sizeof tlbf_seeds[0]; i++) {
         if (!write_tlbf_seed(argv[1], &tlbf_seeds[i])) {
+            return 1;
+        }
+    }
+    for (size_t i = 0; i < sizeof stable_seeds / sizeof stable_seeds[0]; i++) {
+        if (!write_stable_seed(argv[1], &stable_seeds[i])) {
             return 1;
         }
     }
