@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * dedup.c: `ebb dedup`, drop lines that occurred recently: among the
- * previous N lines (an APBF, --window) or within the previous DUR of time
- * (a TLBF, --time-window).
+ * previous N lines (an APBF, --window), within the previous DUR of time
+ * (a TLBF, --time-window), or, in fixed memory without a window, as far
+ * back as a stable filter remembers (--stable).
  *
  * This file reads the command line and runs the steps: open the filter
  * (dedup_filter.c: created, or loaded from --state), answer every line
@@ -44,12 +45,59 @@ enum {
     OPTION_TIME_FIELD,
     OPTION_TIME_FORMAT,
     OPTION_KEY_FIELD,
-    OPTION_SKIP_BAD
+    OPTION_SKIP_BAD,
+    OPTION_IMPORTANCE_FIELD
 };
 
 /* ------------------------------------------------------------------------ */
 /* Command line                                                             */
 /* ------------------------------------------------------------------------ */
+
+/* The stable filter's part of --help (a string literal of its own: C
+ * compilers need only take 4095 characters in one). */
+static void print_stable_usage(FILE *out)
+{
+    fprintf(out,
+            "Stable filters (no window: fixed memory, forgets at random; a\n"
+            "repeat long after its last occurrence may be written again, and\n"
+            "'ebb params --stable' gives the odds):\n"
+            "  --stable       a stable Bloom filter instead of a window\n"
+            "  --memory SIZE  bytes of cells, with k, M, G or T for powers of\n"
+            "                 1024 (default 16M)\n"
+            "  --fp P         the stable false-positive rate: the most a line\n"
+            "                 never seen is dropped, once the filter has\n"
+            "                 settled (default %g)\n"
+            "  --cell-bits d  bits per cell, 1..%u (default 3)\n"
+            "  --cells M      an explicit shape instead of --memory and --fp,\n"
+            "                 with --cell-bits, --k and --p: M cells (1..2^40)\n"
+            "  --k K          cells per key (1..%u)\n"
+            "  --p P          cells decremented per line (1..M)\n"
+            "  --draw D       how the P cells are drawn: consecutive (default,\n"
+            "                 from a random start) or independent\n"
+            "  --importance-field N\n"
+            "                 the line's importance is its N-th field, an\n"
+            "                 integer or decimal number; important lines are\n"
+            "                 forgotten last. The key is the line without that\n"
+            "                 field\n"
+            "  --importance-range LOW:HIGH\n"
+            "                 the importances that matter (required for a new\n"
+            "                 filter with --importance-field); LOW sets the\n"
+            "                 lowest cell level, HIGH the highest\n"
+            "  --importance-classes C\n"
+            "                 levels (default: one class per cell level) or 2\n"
+            "                 (important or not)\n"
+            "  --important-above X\n"
+            "                 with --importance-classes 2: lines of importance\n"
+            "                 above X are important (default: the middle of\n"
+            "                 the range)\n"
+            "  --decrement D  uniform (default) or weighted: cells of low\n"
+            "                 levels are decremented first\n"
+            "  --importance-out-of-range A\n"
+            "                 clamp (default: into the range, counted) or\n"
+            "                 refuse (the line is bad)\n"
+            "\n",
+            DEDUP_DEFAULT_FP, EBB_STABLE_MAX_CELL_BITS, EBB_STABLE_MAX_K);
+}
 
 static void print_usage(FILE *out)
 {
@@ -61,12 +109,22 @@ static void print_usage(FILE *out)
             "                 [--policy refuse|evict] [--fp P] [--max-npws F]\n"
             "                 [--time-field N] [--time-format FORMAT]\n"
             "                 [LINE OPTIONS] [FILE...]\n"
+            "       ebb dedup --stable [--memory SIZE] [--fp P] [--cell-bits d]\n"
+            "                 [--cells M --cell-bits d --k K --p P]\n"
+            "                 [--draw independent|consecutive]\n"
+            "                 [--importance-field N --importance-range LOW:HIGH\n"
+            "                  [--importance-classes 2 [--important-above X]]\n"
+            "                  [--importance-classes levels]\n"
+            "                  [--decrement uniform|weighted]\n"
+            "                  [--importance-out-of-range clamp|refuse]]\n"
+            "                 [LINE OPTIONS] [FILE...]\n"
             "  LINE OPTIONS: [--key-field N] [--skip-bad] [--invert] [--stats]\n"
             "                [--state FILE]\n"
             "\n"
             "Writes each line of the FILEs (standard input when none is given,\n"
             "or for '-') unless it occurred among the previous N input lines\n"
-            "or, with --time-window, within the previous DUR. Every input line\n"
+            "or, with --time-window, within the previous DUR, or, with\n"
+            "--stable, as far back as a stable filter remembers. Every input line\n"
             "counts as an occurrence, printed or not. Lines are bytes: '\\r' and\n"
             "NUL are part of the line, and a last line without '\\n' is written\n"
             "back without one.\n"
@@ -111,12 +169,17 @@ static void print_usage(FILE *out)
             "                 clock; the key is the line without that field\n"
             "  --time-format FORMAT\n"
             "                 epoch (seconds, default), epoch-ms or iso8601\n"
-            "\n"
+            "\n",
+            DEDUP_DEFAULT_WINDOW, DEDUP_DEFAULT_FP,
+            EBB_APBF_BLOCKED_MAX_NPWS, EBB_APBF_BLOCKED_MAX_ACCESSES,
+            CLI_DEFAULT_BLOCK_BITS, DEDUP_DEFAULT_RATE);
+    print_stable_usage(out);
+    fprintf(out,
             "Line options:\n"
             "  --key-field N  the key is the N-th field, not the whole line\n"
-            "  --skip-bad     write a line whose time or key field is missing or\n"
-            "                 unparsable (without remembering it) instead of\n"
-            "                 stopping with an error\n"
+            "  --skip-bad     write a line whose time, importance or key field\n"
+            "                 is missing or unparsable (without remembering it)\n"
+            "                 instead of stopping with an error\n"
             "  --invert       print only the lines that are dropped\n"
             "  --stats        after the run, print counters and the filter's\n"
             "                 shape to stderr\n"
@@ -126,10 +189,7 @@ static void print_usage(FILE *out)
             "\n"
             "New filters hash with the fixed seed 0x%016" PRIx64 ".\n"
             "Exit status: 0 success, 1 I/O error or bad input line, 2 usage error.\n",
-            DEDUP_DEFAULT_WINDOW, DEDUP_DEFAULT_FP,
-            EBB_APBF_BLOCKED_MAX_NPWS, EBB_APBF_BLOCKED_MAX_ACCESSES,
-            CLI_DEFAULT_BLOCK_BITS,
-            DEDUP_DEFAULT_RATE, DEDUP_SEED);
+            DEDUP_SEED);
 }
 
 /* A field number: a positive integer below 2^32. */
@@ -196,6 +256,10 @@ static int apply_option(int option, const char *value, void *context)
         return apply_time_option(option, value, opts);
     case OPTION_KEY_FIELD:
         return parse_field_number("--key-field", value, &opts->key_field);
+    case OPTION_IMPORTANCE_FIELD:
+        opts->importance_field_text = value;
+        return parse_field_number("--importance-field", value,
+                                  &opts->importance_field);
     case OPTION_SKIP_BAD:
         opts->skip_bad = true;
         return DEDUP_CONTINUE;
@@ -212,9 +276,47 @@ static int apply_option(int option, const char *value, void *context)
         opts->state_path = value;
         return DEDUP_CONTINUE;
     default:
+        if (cli_is_stable_option(option))
+            return cli_apply_stable_option(DEDUP_PROGRAM, option, value,
+                                           &opts->stable);
         return cli_apply_sizing_option(DEDUP_PROGRAM, option, value,
                                        &opts->sizing);
     }
+}
+
+/* The importance mapping's options need an importance to map. */
+static const char *importance_option_given(const cli_stable_options *s)
+{
+    if (s->have_range)
+        return "--importance-range";
+    if (s->have_classes)
+        return "--importance-classes";
+    if (s->have_above)
+        return "--important-above";
+    if (s->have_decrement)
+        return "--decrement";
+    if (s->have_policy)
+        return "--importance-out-of-range";
+    return NULL;
+}
+
+/* Combinations of stable options that are wrong whatever the state. */
+static int check_stable_combinations(const dedup_options *opts)
+{
+    const char *option, *value;
+    if (opts->stable.stable &&
+        dedup_window_option_given(opts, &option, &value)) {
+        cli_error(DEDUP_PROGRAM, "%s cannot be combined with --stable",
+                  option);
+        return CLI_EXIT_USAGE;
+    }
+    option = importance_option_given(&opts->stable);
+    if (option != NULL && opts->importance_field == 0) {
+        cli_error(DEDUP_PROGRAM, "%s requires --importance-field", option);
+        return CLI_EXIT_USAGE;
+    }
+    return cli_stable_check(DEDUP_PROGRAM, &opts->stable,
+                            opts->sizing.have_fp);
 }
 
 /* The count-window options that a time window cannot take, whatever the
@@ -241,12 +343,14 @@ static int check_combinations(const dedup_options *opts)
         cli_error(DEDUP_PROGRAM, "--time-format requires --time-field");
         return CLI_EXIT_USAGE;
     }
-    if (opts->skip_bad && opts->time_field == 0 && opts->key_field == 0) {
-        cli_error(DEDUP_PROGRAM, "--skip-bad requires --time-field or "
-                                 "--key-field");
+    if (opts->skip_bad && opts->time_field == 0 && opts->key_field == 0 &&
+        opts->importance_field == 0) {
+        cli_error(DEDUP_PROGRAM, "--skip-bad requires %s",
+                  opts->stable.stable ? "--importance-field or --key-field"
+                                      : "--time-field or --key-field");
         return CLI_EXIT_USAGE;
     }
-    return DEDUP_CONTINUE;
+    return check_stable_combinations(opts);
 }
 
 /* Returns DEDUP_CONTINUE or the exit status. */
@@ -254,6 +358,11 @@ static int parse_command_line(int argc, char **argv, dedup_options *opts)
 {
     static const struct option options[] = {
         CLI_SIZING_LONG_OPTIONS,
+        CLI_STABLE_LONG_OPTIONS,
+        CLI_STABLE_DEDUP_LONG_OPTIONS,
+        {"k", required_argument, NULL, CLI_STABLE_OPTION_K},
+        {"importance-field", required_argument, NULL,
+         OPTION_IMPORTANCE_FIELD},
         {"invert", no_argument, NULL, 'i'},
         {"max-memory", required_argument, NULL, OPTION_MAX_MEMORY},
         {"policy", required_argument, NULL, OPTION_POLICY},
@@ -275,6 +384,7 @@ static int parse_command_line(int argc, char **argv, dedup_options *opts)
     opts->max_memory = DEDUP_DEFAULT_MAX_MEMORY;
     opts->policy = EBB_TLBF_REFUSE;
     opts->time_format = CLI_TIME_EPOCH;
+    cli_stable_defaults(&opts->stable);
 
     int status = cli_parse_options(DEDUP_PROGRAM, argc, argv, options,
                                    print_usage, apply_option, opts);
@@ -282,6 +392,9 @@ static int parse_command_line(int argc, char **argv, dedup_options *opts)
         return status;
     opts->inputs = argv + optind;
     opts->input_count = argc - optind;
+    status = cli_stable_parse_k(DEDUP_PROGRAM, &opts->stable);
+    if (status != DEDUP_CONTINUE)
+        return status;
     return check_combinations(opts);
 }
 

@@ -5,7 +5,7 @@
  * a successful run, and described by --stats.
  *
  * A state file records its kind: a count window (APBF, snapshot families 1
- * and 2) or a time window (TLBF, family 3). The kind and shape come from
+ * and 2), a time window (TLBF, family 3) or a stable filter (dedup_stable.c). The kind and shape come from
  * the file, so options describing them may be left out; given, they must
  * agree, because silently ignoring them would hide a changed window, error
  * rate or memory limit. Options that only say how to read this run's input
@@ -87,6 +87,12 @@ static int disagrees(const char *option, const char *value, const char *path,
     cli_error(DEDUP_PROGRAM, "%s%s%s disagrees with the state in '%s' (%s)",
               option, value[0] != '\0' ? " " : "", value, path, what);
     return CLI_EXIT_USAGE;
+}
+
+int dedup_disagrees(const char *option, const char *value, const char *path,
+                    const char *what)
+{
+    return disagrees(option, value, path, what);
 }
 
 /* The block options, if given, must describe the loaded filter's slices.
@@ -171,7 +177,8 @@ static int check_count_state(const dedup_options *opts, const char *path,
                              const ebb_apbf *filter)
 {
     const char *option, *value;
-    if (first_time_option(opts, &option, &value))
+    if (first_time_option(opts, &option, &value) ||
+        dedup_stable_option_given(opts, &option, &value))
         return disagrees(option, value, path, "a count-window filter");
     ebb_apbf_stats stats;
     ebb_apbf_get_stats(filter, &stats);
@@ -272,7 +279,8 @@ static int check_time_state(const dedup_options *opts, const char *path,
                             const ebb_tlbf *filter)
 {
     const char *option, *value;
-    if (first_count_option(opts, &option, &value))
+    if (first_count_option(opts, &option, &value) ||
+        dedup_stable_option_given(opts, &option, &value))
         return disagrees(option, value, path, "a time-window filter");
     ebb_tlbf_stats stats;
     ebb_tlbf_get_stats(filter, &stats);
@@ -340,6 +348,10 @@ static int load_state(const char *path, dedup_filter *filter)
         status = ebb_tlbf_load(snapshot, length, &filter->tlbf);
         filter->kind = DEDUP_TIME_WINDOW;
     }
+    if (status == EBB_EFAMILY) {
+        status = ebb_stable_load(snapshot, length, &filter->stable);
+        filter->kind = DEDUP_STABLE;
+    }
     free(snapshot);
     if (status != EBB_OK) {
         cli_error(DEDUP_PROGRAM, "%s: %s", path, ebb_strerror(status));
@@ -350,14 +362,40 @@ static int load_state(const char *path, dedup_filter *filter)
 }
 
 /* A count window asked for (or defaulted to) with options only a time
- * window has. */
+ * window has, or a window with options only a stable filter has. */
 static int reject_time_options(const dedup_options *opts)
 {
     const char *option, *value;
+    if (dedup_stable_option_given(opts, &option, &value)) {
+        cli_error(DEDUP_PROGRAM, "%s requires --stable", option);
+        return CLI_EXIT_USAGE;
+    }
     if (!first_time_option(opts, &option, &value))
         return DEDUP_CONTINUE;
     cli_error(DEDUP_PROGRAM, "%s requires --time-window", option);
     return CLI_EXIT_USAGE;
+}
+
+/* A time window asked for with options only a stable filter has. */
+static int reject_stable_options(const dedup_options *opts)
+{
+    const char *option, *value;
+    if (!dedup_stable_option_given(opts, &option, &value))
+        return DEDUP_CONTINUE;
+    cli_error(DEDUP_PROGRAM, "%s requires --stable", option);
+    return CLI_EXIT_USAGE;
+}
+
+static int check_state(const dedup_options *opts, dedup_filter *filter)
+{
+    switch (filter->kind) {
+    case DEDUP_COUNT_WINDOW:
+        return check_count_state(opts, opts->state_path, filter->apbf);
+    case DEDUP_TIME_WINDOW:
+        return check_time_state(opts, opts->state_path, filter->tlbf);
+    default:
+        return dedup_check_stable_state(opts, opts->state_path, filter);
+    }
 }
 
 int dedup_open_filter(const dedup_options *opts, dedup_filter *filter)
@@ -369,18 +407,27 @@ int dedup_open_filter(const dedup_options *opts, dedup_filter *filter)
     if (status != DEDUP_CONTINUE)
         return status;
     if (filter->loaded) {
-        status = filter->kind == DEDUP_COUNT_WINDOW
-                     ? check_count_state(opts, opts->state_path, filter->apbf)
-                     : check_time_state(opts, opts->state_path, filter->tlbf);
+        status = check_state(opts, filter);
+    } else if (opts->stable.stable) {
+        filter->kind = DEDUP_STABLE;
+        status = dedup_create_stable(opts, filter);
     } else if (opts->sizing.have_time_window) {
         filter->kind = DEDUP_TIME_WINDOW;
-        status = create_time_filter(opts, &filter->tlbf);
+        status = reject_stable_options(opts);
+        if (status == DEDUP_CONTINUE)
+            status = create_time_filter(opts, &filter->tlbf);
     } else {
         filter->kind = DEDUP_COUNT_WINDOW;
         status = reject_time_options(opts);
         if (status == DEDUP_CONTINUE)
             status = create_count_filter(opts, &filter->apbf);
     }
+    if (status != DEDUP_CONTINUE) {
+        dedup_close_filter(filter);
+        return status;
+    }
+    if (filter->kind == DEDUP_STABLE)
+        status = dedup_prepare_stable(opts, filter);
     if (status != DEDUP_CONTINUE) {
         dedup_close_filter(filter);
         return status;
@@ -398,22 +445,47 @@ void dedup_close_filter(dedup_filter *filter)
 {
     ebb_apbf_destroy(filter->apbf);
     ebb_tlbf_destroy(filter->tlbf);
+    ebb_stable_destroy(filter->stable);
+    free(filter->level_counts);
     filter->apbf = NULL;
     filter->tlbf = NULL;
+    filter->stable = NULL;
+    filter->level_counts = NULL;
+}
+
+static size_t snapshot_size(const dedup_filter *filter)
+{
+    switch (filter->kind) {
+    case DEDUP_COUNT_WINDOW:
+        return ebb_apbf_snapshot_size(filter->apbf);
+    case DEDUP_TIME_WINDOW:
+        return ebb_tlbf_snapshot_size(filter->tlbf);
+    default:
+        return ebb_stable_snapshot_size(filter->stable);
+    }
+}
+
+static ebb_status save_snapshot(const dedup_filter *filter,
+                                unsigned char *bytes, size_t length)
+{
+    switch (filter->kind) {
+    case DEDUP_COUNT_WINDOW:
+        return ebb_apbf_save(filter->apbf, bytes, length, NULL);
+    case DEDUP_TIME_WINDOW:
+        return ebb_tlbf_save(filter->tlbf, bytes, length, NULL);
+    default:
+        return ebb_stable_save(filter->stable, bytes, length, NULL);
+    }
 }
 
 static ebb_status snapshot_filter(const dedup_filter *filter,
                                   unsigned char **bytes, size_t *length)
 {
-    bool count = filter->kind == DEDUP_COUNT_WINDOW;
-    *length = count ? ebb_apbf_snapshot_size(filter->apbf)
-                    : ebb_tlbf_snapshot_size(filter->tlbf);
+    *length = snapshot_size(filter);
     *bytes = malloc(*length);
     if (*bytes == NULL)
         return EBB_ENOMEM;
-    ebb_status status =
-        count ? ebb_apbf_save(filter->apbf, *bytes, *length, NULL)
-              : ebb_tlbf_save(filter->tlbf, *bytes, *length, NULL);
+    ebb_status status = save_snapshot(filter, *bytes, *length);
     if (status != EBB_OK) {
         free(*bytes);
         *bytes = NULL;
@@ -522,6 +594,8 @@ void dedup_print_stats(const dedup_options *opts, const dedup_filter *filter,
 {
     if (filter->kind == DEDUP_COUNT_WINDOW)
         print_count_stats(opts, filter->apbf, counts, filter->loaded);
-    else
+    else if (filter->kind == DEDUP_TIME_WINDOW)
         print_time_stats(opts, filter, counts);
+    else
+        dedup_print_stable_stats(filter, counts);
 }

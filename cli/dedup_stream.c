@@ -11,13 +11,23 @@
  *
  * The key is the line, or with --key-field N its N-th field, or with
  * --time-field N (and no --key-field) the line with its timestamp cut out:
- * two log lines that differ only in their time are the same event.
+ * two log lines that differ only in their time are the same event. An
+ * --importance-field is cut out the same way: the importance says how
+ * long to remember the line, not which line it is.
  *
  * Lines are taken in batches: up to BATCH_LINES lines are read (each with
  * its key and time found as it is read), then answered in order. A count
  * window hands the batch to ebb_apbf_check_and_add_batch, which overlaps
- * the memory accesses and gives exactly the one-at-a-time answers. A time
- * window answers line by line: contains at the line's time, then add.
+ * the memory accesses and gives exactly the one-at-a-time answers; a
+ * stable filter to ebb_stable_test_and_add_batch, with the same promise
+ * (answers and final state, generator included). A time window answers
+ * line by line: contains at the line's time, then add.
+ *
+ * Stable filters with an importance field: the field is parsed as a
+ * decimal number as the line is read, and ebb_stable_level says which
+ * level it sets; an importance outside the range under
+ * --importance-out-of-range refuse makes the line bad (never handed to the
+ * filter, so the library's own refusal is never reached).
  *
  * Time windows: a line's time is its --time-field, or the arrival clock
  * (CLOCK_REALTIME read as the line is read: exact whatever the batching).
@@ -66,11 +76,13 @@ typedef struct line_batch {
     size_t key_start[BATCH_LINES];
     size_t key_length[BATCH_LINES];
     int64_t time[BATCH_LINES];  /* time windows: the line's time (ns)   */
+    double importance[BATCH_LINES]; /* stable: the line's importance   */
     uint64_t number[BATCH_LINES]; /* line number in its input           */
     bool bad[BATCH_LINES];      /* passed through (--skip-bad)           */
     /* Scratch for answering: the good lines' keys, compacted. */
     const void *key[BATCH_LINES];
     size_t good_length[BATCH_LINES];
+    double good_importance[BATCH_LINES];
     ebb_hash128 hash[BATCH_LINES];
     bool seen[BATCH_LINES];
 } line_batch;
@@ -94,10 +106,12 @@ typedef struct read_line {
     size_t length;      /* '\n' included when present */
     size_t text_length; /* without the '\n'           */
     int64_t time;
+    double importance;  /* stable filters             */
     cli_field key;      /* when key_cut is false      */
     bool key_cut;       /* the key is the line less cut */
     cli_field cut;
     bool bad;
+    bool refused;       /* bad: an importance out of range (refuse) */
 } read_line;
 
 /* ------------------------------------------------------------------------ */
@@ -168,17 +182,122 @@ static void report_bad_time(const dedup_run *run, cli_time_result result,
                   run->line_number, opts->time_field, text, format);
 }
 
+/* "importance field N '7'": the field's text, quoted. out needs
+ * 4 * QUOTE_BYTES + 4 bytes. */
+static void quote_field(const read_line *line, const cli_field *field,
+                        char *out)
+{
+    quote_bytes(line->bytes + field->start, field->length, out);
+}
+
+static void report_bad_importance(const dedup_run *run, const read_line *line,
+                                  const cli_field *field, bool out_of_range)
+{
+    const dedup_options *opts = run->opts;
+    char text[4 * QUOTE_BYTES + 4];
+    quote_field(line, field, text);
+    if (!out_of_range) {
+        cli_error(DEDUP_PROGRAM, "%s: line %" PRIu64 ": cannot parse "
+                  "importance field %" PRIu32 " '%s' as a number", run->input,
+                  run->line_number, opts->importance_field, text);
+        return;
+    }
+    const ebb_stable_importance *imp =
+        &ebb_stable_get_params(run->filter->stable)->importance;
+    cli_error(DEDUP_PROGRAM, "%s: line %" PRIu64 ": importance field %" PRIu32
+              " '%s' is outside the importance range %.10g:%.10g "
+              "(--importance-out-of-range refuse)", run->input,
+              run->line_number, opts->importance_field, text, imp->low,
+              imp->high);
+}
+
 /* ------------------------------------------------------------------------ */
-/* Keys and times                                                           */
+/* Keys, times and importances                                              */
 /* ------------------------------------------------------------------------ */
+
+/* The longest importance field parsed (a number needs far fewer bytes). */
+#define IMPORTANCE_BYTES 64u
+
+/* The decimal number in the field, as cli_parse_real reads it. */
+static bool parse_importance(const read_line *line, const cli_field *field,
+                             double *out)
+{
+    char text[IMPORTANCE_BYTES + 1];
+    if (field->length > IMPORTANCE_BYTES)
+        return false;
+    memcpy(text, line->bytes + field->start, field->length);
+    text[field->length] = '\0';
+    return cli_parse_real(text, out);
+}
+
+typedef enum importance_result {
+    IMPORTANCE_OK,
+    IMPORTANCE_MISSING,
+    IMPORTANCE_SYNTAX,
+    IMPORTANCE_REFUSED /* out of the range under refuse */
+} importance_result;
+
+/* The line's importance and the level it sets (counted for --stats). */
+static importance_result line_importance(const dedup_run *run,
+                                         read_line *line)
+{
+    if (!cli_line_field(line->bytes, line->text_length,
+                        run->opts->importance_field, &line->cut))
+        return IMPORTANCE_MISSING;
+    if (!parse_importance(line, &line->cut, &line->importance))
+        return IMPORTANCE_SYNTAX;
+    uint32_t level;
+    if (ebb_stable_level(ebb_stable_get_params(run->filter->stable),
+                         line->importance, &level, NULL) != EBB_OK)
+        return IMPORTANCE_REFUSED;
+    return IMPORTANCE_OK;
+}
+
+/* Counts the level a good line sets, for the analysis of --stats. */
+static void count_level(dedup_run *run, const read_line *line)
+{
+    dedup_filter *filter = run->filter;
+    uint32_t level;
+    if (filter->level_counts != NULL &&
+        ebb_stable_level(ebb_stable_get_params(filter->stable),
+                         line->importance, &level, NULL) == EBB_OK &&
+        level <= filter->max_level)
+        filter->level_counts[level]++;
+}
+
+/* Finds a stable filter's importance. Returns false, after the message,
+ * for a bad line without --skip-bad; with it, marks it bad (a refused one
+ * counted as refused). */
+static bool examine_importance(dedup_run *run, read_line *line)
+{
+    const dedup_options *opts = run->opts;
+    importance_result result = line_importance(run, line);
+    if (result == IMPORTANCE_OK) {
+        line->key_cut = true;
+        return true;
+    }
+    if (opts->skip_bad) {
+        line->bad = true;
+        line->refused = result == IMPORTANCE_REFUSED;
+        return true;
+    }
+    if (result == IMPORTANCE_MISSING)
+        report_missing_field(run, "importance", opts->importance_field, line);
+    else
+        report_bad_importance(run, line, &line->cut,
+                              result == IMPORTANCE_REFUSED);
+    return false;
+}
 
 /* Finds the line's time (time windows) and key. Returns false, after the
  * message, for a bad line without --skip-bad; with it, marks it bad. */
-static bool examine_line(const dedup_run *run, read_line *line)
+static bool examine_line(dedup_run *run, read_line *line)
 {
     const dedup_options *opts = run->opts;
     bool time_window = run->filter->kind == DEDUP_TIME_WINDOW;
     line->bad = false;
+    line->refused = false;
+    line->importance = 0.0;
     line->key_cut = false;
     line->key = (cli_field){0, line->text_length};
     if (time_window && opts->time_field == 0)
@@ -197,7 +316,10 @@ static bool examine_line(const dedup_run *run, read_line *line)
         }
         line->key_cut = true;
     }
-    if (opts->key_field != 0) {
+    if (run->filter->kind == DEDUP_STABLE && opts->importance_field != 0 &&
+        !examine_importance(run, line))
+        return false;
+    if (opts->key_field != 0 && !line->bad) {
         line->key_cut = false;
         if (!cli_line_field(line->bytes, line->text_length, opts->key_field,
                             &line->key)) {
@@ -208,6 +330,8 @@ static bool examine_line(const dedup_run *run, read_line *line)
             line->bad = true;
         }
     }
+    if (!line->bad && opts->importance_field != 0)
+        count_level(run, line);
     return true;
 }
 
@@ -267,6 +391,7 @@ static int batch_append(line_batch *batch, const read_line *line,
         batch->key_length[i] = line->key.length;
     }
     batch->time[i] = line->time;
+    batch->importance[i] = line->importance;
     batch->number[i] = number;
     batch->bad[i] = line->bad;
     return 0;
@@ -281,6 +406,7 @@ static bool batch_full(const line_batch *batch)
 static int emit_line(dedup_run *run, size_t i, bool seen)
 {
     line_batch *batch = run->batch;
+    run->counts->duplicates += seen;
     if (seen != run->opts->invert)
         return DEDUP_CONTINUE;
     if (fwrite(batch->arena + batch->start[i], 1, batch->length[i], stdout) !=
@@ -311,6 +437,42 @@ static int answer_count_batch(dedup_run *run, size_t n)
         int status = emit_line(run, i, seen);
         if (status != DEDUP_CONTINUE)
             return status;
+    }
+    return DEDUP_CONTINUE;
+}
+
+/* Stable filters: hashes the good lines, tests and adds them (with their
+ * importances) in one call, and prints in order. */
+static int answer_stable_batch(dedup_run *run, size_t n)
+{
+    line_batch *batch = run->batch;
+    ebb_stable *filter = run->filter->stable;
+    bool importance = run->opts->importance_field != 0;
+    size_t good = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (batch->bad[i])
+            continue;
+        batch->key[good] = batch->arena + batch->key_start[i];
+        batch->good_importance[good] = batch->importance[i];
+        batch->good_length[good++] = batch->key_length[i];
+    }
+    ebb_stable_hash_batch(filter, batch->key, batch->good_length, good,
+                          batch->hash);
+    ebb_status status = ebb_stable_test_and_add_batch(
+        filter, batch->hash, importance ? batch->good_importance : NULL, good,
+        batch->seen, NULL);
+    if (status != EBB_OK) {
+        /* Every importance was checked against the filter's own mapping
+         * as it was read: a refusal here is a bug, not bad input. */
+        cli_error(DEDUP_PROGRAM, "%s: cannot remember the lines: %s",
+                  run->input, ebb_strerror(status));
+        return CLI_EXIT_IO;
+    }
+    for (size_t i = 0, j = 0; i < n; i++) {
+        bool seen = batch->bad[i] ? false : batch->seen[j++];
+        int result = emit_line(run, i, seen);
+        if (result != DEDUP_CONTINUE)
+            return result;
     }
     return DEDUP_CONTINUE;
 }
@@ -398,9 +560,18 @@ static int flush_batch(dedup_run *run)
     size_t n = batch->count;
     if (n == 0)
         return DEDUP_CONTINUE;
-    int status = run->filter->kind == DEDUP_COUNT_WINDOW
-                     ? answer_count_batch(run, n)
-                     : answer_time_batch(run, n);
+    int status;
+    switch (run->filter->kind) {
+    case DEDUP_COUNT_WINDOW:
+        status = answer_count_batch(run, n);
+        break;
+    case DEDUP_TIME_WINDOW:
+        status = answer_time_batch(run, n);
+        break;
+    default:
+        status = answer_stable_batch(run, n);
+        break;
+    }
     batch->count = 0;
     batch->arena_used = 0;
     return status;
@@ -426,7 +597,8 @@ static int take_line(dedup_run *run, const char *bytes, size_t length)
         int status = flush_batch(run);
         return status != DEDUP_CONTINUE ? status : CLI_EXIT_IO;
     }
-    run->counts->bad_lines += line.bad;
+    run->counts->bad_lines += line.bad && !line.refused;
+    run->counts->refused += line.refused;
     if (batch_append(run->batch, &line, run->line_number) != 0) {
         cli_error(DEDUP_PROGRAM, "cannot hold a line of %zu bytes: %s",
                   length, strerror(ENOMEM));

@@ -154,7 +154,10 @@ int cli_parse_options(const char *program, int argc, char **argv,
     while ((option = getopt_long(argc, argv, ":h", options, NULL)) != -1) {
         if (option == 'h') {
             print_usage(stdout);
-            return fflush(stdout) == 0 ? CLI_EXIT_OK : CLI_EXIT_IO;
+            /* A long text may have failed in an earlier write: the error
+             * flag remembers it, fflush alone may not. */
+            return fflush(stdout) == 0 && !ferror(stdout) ? CLI_EXIT_OK
+                                                          : CLI_EXIT_IO;
         }
         if (option == '?' || option == ':')
             return cli_report_getopt_error(program, option, argv);

@@ -7,13 +7,16 @@
  *              [BLOCKS] [--json]
  *   ebb params --k K --l L [--window N] [BLOCKS] [--json]
  *   ebb params --time-window DUR --rate R --fp P [--max-npws F] [--json]
+ *   ebb params --stable (--memory SIZE --fp P | --cells M --cell-bits d
+ *              --k K --p P) [...] [--json]
  *   BLOCKS: --blocked [--block-bits B] [--block-hashes b]
  *
  * The first form asks the library which (k, l) it would choose (for a
  * blocked filter with the default bounds on NPWS and accesses, as `ebb
  * dedup --blocked` does), the second sizes an explicit (k, l); --blocked
  * does both for the blocked variant (APBBF). The third describes the
- * time-limited filter of `ebb dedup --time-window` (params_time.c). All
+ * time-limited filter of `ebb dedup --time-window` (params_time.c), the
+ * fourth the stable filter of `ebb dedup --stable` (params_stable.c). All
  * numbers come from the library's sizing and analytics functions; this
  * file only parses and prints.
  *
@@ -73,7 +76,15 @@ static void print_usage(FILE *out)
             "       ebb params --k K --l L [--window N] BLOCKS [--json]\n"
             "       ebb params --time-window DUR --rate R --fp P [--max-npws F]\n"
             "                  [--json]\n"
+            "       ebb params --stable --memory SIZE --fp P [--cell-bits d]\n"
+            "                  [STABLE OPTIONS] [--gap G]... [--json]\n"
+            "       ebb params --stable --cells M --cell-bits d --k K --p P\n"
+            "                  [STABLE OPTIONS] [--gap G]... [--json]\n"
             "  BLOCKS: --blocked [--block-bits B] [--block-hashes b]\n"
+            "  STABLE OPTIONS: [--draw independent|consecutive]\n"
+            "                  [--importance-classes 2 [--important-fraction F]]\n"
+            "                  [--importance-classes levels]\n"
+            "                  [--decrement uniform|weighted]\n"
             "\n"
             "Shows the filter ebb would build: k (slices written per item),\n"
             "l (generations in the window), slice bits, generation size,\n"
@@ -83,7 +94,8 @@ static void print_usage(FILE *out)
             "expected slice (or block) accesses of a query that answers\n"
             "false, of one for an item of the window and of a false positive.\n"
             "With --time-window: the time-limited filter of 'ebb dedup\n"
-            "--time-window' at a steady rate of R items per second.\n"
+            "--time-window' at a steady rate of R items per second. With\n"
+            "--stable: the stable filter of 'ebb dedup --stable'.\n"
             "\n"
             "Options:\n"
             "  --window N     items the filter must remember (positive\n"
@@ -96,7 +108,8 @@ static void print_usage(FILE *out)
             "                 bound on the expected slice (block) reads of a\n"
             "                 query answering false (> 0; default: none, %g\n"
             "                 for the blocked chooser)\n"
-            "  --k K          slices written per item (1..%u)\n"
+            "  --k K          slices written per item (1..%u); with --stable:\n"
+            "                 cells per key (1..%u)\n"
             "  --l L          generations in the window (1..%u)\n"
             "  --fill MODEL   fill ratios behind fp and accesses: geometric\n"
             "                 (default; what ebb sizes with) or linear (the\n"
@@ -111,18 +124,48 @@ static void print_usage(FILE *out)
             "  --time-window DUR\n"
             "                 a window of time: a number and a unit, ns, us,\n"
             "                 ms, s, m, h or d (500ms, 30s, 1.5h, 7d)\n"
-            "  --rate R       items per second (> 0), with --time-window\n"
+            "  --rate R       items per second (> 0), with --time-window\n",
+            EBB_APBF_BLOCKED_MAX_NPWS, EBB_APBF_BLOCKED_MAX_ACCESSES,
+            EBB_APBF_MAX_K, EBB_STABLE_MAX_K, EBB_APBF_MAX_L,
+            CLI_DEFAULT_BLOCK_BITS, CLI_DEFAULT_BLOCK_HASHES);
+    fprintf(out,
+            "  --stable       the stable filter of 'ebb dedup --stable': cells,\n"
+            "                 bits per cell, K, P, memory, the stable zero\n"
+            "                 fraction, the stable false-positive rate (fps)\n"
+            "                 and the probability that a duplicate is missed\n"
+            "                 at a few gaps (lines since its last occurrence)\n"
+            "  --memory SIZE  bytes of cells, with k, M, G or T for powers of\n"
+            "                 1024 (with --fp, the target fps)\n"
+            "  --cells M      cells (1..2^40); with --cell-bits, --k and --p\n"
+            "                 an explicit shape\n"
+            "  --cell-bits d  bits per cell, 1..%u (default 3)\n"
+            "  --p P          cells decremented per line (1..M)\n"
+            "  --draw D       consecutive (default) or independent\n"
+            "  --importance-classes C\n"
+            "                 an importance-aware filter: levels (one class per\n"
+            "                 cell level, IBF-MC) or 2 (important or not,\n"
+            "                 IBF-2C); false negatives are shown per class\n"
+            "  --important-fraction F\n"
+            "                 with --importance-classes 2: the share of\n"
+            "                 important lines, 0..1 (default 0.5)\n"
+            "  --decrement D  uniform (default) or weighted (IBF-H: low levels\n"
+            "                 are decremented first); implies levels\n"
+            "  --gap G        a gap to show false negatives at (positive\n"
+            "                 integer, up to %u times; default M/16, M/4, M\n"
+            "                 and 4M)\n"
             "  --json         print one JSON object with the keys k, l,\n"
             "                 slice_bits, memory_bytes, bits_per_item, fp,\n"
             "                 slack, npws, accesses_false (the other figures\n"
             "                 are in the human output only); with\n"
             "                 --time-window the keys k, l, span_ns,\n"
             "                 generation_ns, items_per_generation, slice_bits,\n"
-            "                 memory_bytes, bits_per_item, fp, slack_ns, npws\n"
+            "                 memory_bytes, bits_per_item, fp, slack_ns, npws;\n"
+            "                 with --stable the keys variant, draw, cells,\n"
+            "                 cell_bits, k, p, memory_bytes, zero_fraction,\n"
+            "                 fps, mean_level and fn (an array of objects with\n"
+            "                 class, level, gap, probability)\n"
             "  -h, --help     show this help\n",
-            EBB_APBF_BLOCKED_MAX_NPWS, EBB_APBF_BLOCKED_MAX_ACCESSES,
-            EBB_APBF_MAX_K, EBB_APBF_MAX_L, CLI_DEFAULT_BLOCK_BITS,
-            CLI_DEFAULT_BLOCK_HASHES);
+            EBB_STABLE_MAX_CELL_BITS, PARAMS_MAX_GAPS);
 }
 
 static bool parse_bounded_u32(const char *text, uint32_t max, uint32_t *out)
@@ -156,7 +199,10 @@ static int parse_option(int option, const char *value, void *context)
     params_request *req = context;
     switch (option) {
     case 'k':
-        return parse_kl("--k", value, EBB_APBF_MAX_K, &req->k, &req->have_k);
+        /* Whose K it is depends on --stable, which may come later. */
+        req->have_k = true;
+        req->k_text = value;
+        return -1;
     case 'l':
         return parse_kl("--l", value, EBB_APBF_MAX_L, &req->l, &req->have_l);
     case 'j':
@@ -172,9 +218,28 @@ static int parse_option(int option, const char *value, void *context)
                                      "must be geometric or linear");
         req->have_fill = true;
         return -1;
+    case PARAMS_OPTION_IMPORTANT_FRACTION:
+    case PARAMS_OPTION_GAP:
+        return params_stable_option(option, value, req);
     default:
+        if (cli_is_stable_option(option))
+            return cli_apply_stable_option(PROGRAM, option, value,
+                                           &req->stable);
         return cli_apply_sizing_option(PROGRAM, option, value, &req->sizing);
     }
+}
+
+/* The first option given that only `ebb params --stable` takes, or NULL. */
+static const char *stable_option_given(const params_request *req)
+{
+    const char *option, *value;
+    if (cli_stable_option_given(&req->stable, &option, &value))
+        return option;
+    if (req->have_important_fraction)
+        return "--important-fraction";
+    if (req->gap_count > 0)
+        return "--gap";
+    return NULL;
 }
 
 /* The first option given that only a count window takes, or NULL. */
@@ -259,17 +324,39 @@ static int parse_command_line(int argc, char **argv, params_request *req)
         {"l", required_argument, NULL, 'l'},
         {"json", no_argument, NULL, 'j'},
         {"fill", required_argument, NULL, OPTION_FILL},
+        CLI_STABLE_LONG_OPTIONS,
+        {"important-fraction", required_argument, NULL,
+         PARAMS_OPTION_IMPORTANT_FRACTION},
+        {"gap", required_argument, NULL, PARAMS_OPTION_GAP},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
 
     req->sizing.block_bits = CLI_DEFAULT_BLOCK_BITS;
+    cli_stable_defaults(&req->stable);
     int status = cli_parse_options(PROGRAM, argc, argv, options, print_usage,
                                    parse_option, req);
     if (status >= 0)
         return status;
     if (optind < argc)
         return cli_report_unexpected_operand(PROGRAM, argv[optind]);
+    if (req->stable.stable) {
+        req->stable.have_k = req->have_k;
+        req->stable.k_text = req->k_text;
+        req->have_k = false;
+        return params_check_stable_request(req);
+    }
+    const char *stable_option = stable_option_given(req);
+    if (stable_option != NULL) {
+        cli_error(PROGRAM, "%s requires --stable", stable_option);
+        return CLI_EXIT_USAGE;
+    }
+    if (req->have_k) {
+        status = parse_kl("--k", req->k_text, EBB_APBF_MAX_K, &req->k,
+                          &req->have_k);
+        if (status >= 0)
+            return status;
+    }
     return req->sizing.have_time_window ? check_time_request(req)
                                         : check_count_request(req);
 }
@@ -423,6 +510,8 @@ int ebb_cli_params(int argc, char **argv)
     int status = parse_command_line(argc, argv, &req);
     if (status >= 0)
         return status;
+    if (req.stable.stable)
+        return params_stable(&req);
     if (req.sizing.have_time_window)
         return params_time_window(&req);
 

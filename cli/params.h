@@ -2,13 +2,16 @@
 /*
  * params.h: what the parts of `ebb params` share.
  *
- *   params.c       the command line; count windows (APBF shapes)
- *   params_time.c  time windows (--time-window: the TLBF's sizing)
+ *   params.c         the command line; count windows (APBF shapes)
+ *   params_time.c    time windows (--time-window: the TLBF's sizing)
+ *   params_stable.c  stable filters (--stable: shape, FPS, false
+ *                    negatives by gap)
  */
 #ifndef EBB_CLI_PARAMS_H
 #define EBB_CLI_PARAMS_H
 
 #include "options.h"
+#include "stable_options.h"
 
 #include <ebb/ebb.h>
 
@@ -17,6 +20,9 @@
 
 #define PARAMS_PROGRAM "ebb params"
 
+/* The most --gap values `ebb params --stable` takes. */
+#define PARAMS_MAX_GAPS 16u
+
 typedef struct params_request {
     /* --window, --fp, --max-npws, --max-accesses, the blocked options,
      * --time-window and --rate. Without --block-hashes the chooser picks
@@ -24,13 +30,39 @@ typedef struct params_request {
     cli_sizing_options sizing;
     bool have_k, have_l;
     uint32_t k, l;
+    const char *k_text; /* --k is parsed once --stable is known */
     bool json;
     ebb_fill_model fill;
     bool have_fill;
+
+    /* --stable and its options; --k goes to stable.k then. */
+    cli_stable_options stable;
+    double important_fraction; /* IBF-2C: share of important items   */
+    bool have_important_fraction;
+    const char *important_fraction_text;
+    uint64_t gaps[PARAMS_MAX_GAPS];
+    size_t gap_count;
 } params_request;
 
 /* Prints the sizing of a time window (params_time.c). Returns the exit
  * status. */
 int params_time_window(const params_request *req);
+
+/* Applies --important-fraction or --gap. Returns -1 to go on, otherwise
+ * the exit status. */
+int params_stable_option(int option, const char *value, params_request *req);
+
+/* Checks the combinations of `ebb params --stable` (after parsing). Returns
+ * -1 to go on, otherwise the exit status. */
+int params_check_stable_request(params_request *req);
+
+/* Prints the stable filter (params_stable.c). Returns the exit status. */
+int params_stable(const params_request *req);
+
+/* getopt_long values of params_stable.c's options. */
+enum {
+    PARAMS_OPTION_IMPORTANT_FRACTION = CLI_STABLE_OPTION_LAST + 1,
+    PARAMS_OPTION_GAP
+};
 
 #endif /* EBB_CLI_PARAMS_H */

@@ -30,6 +30,14 @@
  *            are epoch-ms or iso8601 (assorted precisions and UTC
  *            offsets); --times FILE writes the nanoseconds each line's
  *            timestamp stands for, one per line, for the oracle.
+ *   gaps     probes forgetting at an exact gap (the stable filters):
+ *            "user<id> <importance> <kind>" lines, kind "new" (an id never
+ *            seen again), "first" (a probe) or "repeat" (the probe of
+ *            exactly --gap lines before, same id and importance). A line
+ *            that is not a repeat is a probe with --probes percent, else
+ *            new. Each id is important with --important percent: its
+ *            importance is uniform in 0.501..1.000, else 0.000..0.500
+ *            (three decimals). With --probes 0 no line repeats.
  */
 #ifndef _POSIX_C_SOURCE
 #define _POSIX_C_SOURCE 200809L
@@ -51,7 +59,8 @@ typedef enum stream_mode {
     MODE_UNIFORM,
     MODE_CLICKS,
     MODE_WINDOW,
-    MODE_TIMED
+    MODE_TIMED,
+    MODE_GAPS
 } stream_mode;
 
 typedef enum time_format { TIME_EPOCH_MS, TIME_ISO8601 } time_format;
@@ -71,6 +80,10 @@ typedef struct generator_options {
     uint64_t start_ms; /* the first line's time */
     uint64_t fresh_percent; /* new ids, the rest repeats */
     const char *times_path;
+    /* Mode gaps. */
+    uint64_t gap;
+    uint64_t probe_percent;
+    uint64_t important_percent;
     bool verbose;
 } generator_options;
 
@@ -535,6 +548,94 @@ static int generate_timed(const generator_options *o, FILE *times)
 }
 
 /* ------------------------------------------------------------------------ */
+/* Mode gaps: probes repeated exactly --gap lines later                      */
+/* ------------------------------------------------------------------------ */
+
+/* Writes "user<id> <importance> <kind>\n"; returns its length. */
+static size_t format_gap_line(char *out, uint64_t id, uint32_t importance,
+                              const char *kind)
+{
+    char *p = out;
+    memcpy(p, "user", 4);
+    p = put_decimal(p + 4, id);
+    *p++ = ' ';
+    p = put_decimal(p, importance / 1000);
+    *p++ = '.';
+    *p++ = (char)('0' + importance / 100 % 10);
+    *p++ = (char)('0' + importance / 10 % 10);
+    *p++ = (char)('0' + importance % 10);
+    *p++ = ' ';
+    size_t kind_length = strlen(kind);
+    memcpy(p, kind, kind_length);
+    p += kind_length;
+    *p++ = '\n';
+    return (size_t)(p - out);
+}
+
+/* An importance in thousandths: important 501..1000, else 0..500. */
+static uint32_t draw_importance(rng *r, uint64_t important_percent)
+{
+    if (rng_below(r, 100) < important_percent)
+        return (uint32_t)rng_between(r, 501, 1000);
+    return (uint32_t)rng_below(r, 501);
+}
+
+static int generate_gaps(const generator_options *o)
+{
+    rng r;
+    rng_seed(&r, o->seed);
+    /* The probes of the last gap lines: position % gap holds the id and
+     * importance of a probe written there, or UINT64_MAX. */
+    uint64_t *ids = malloc(o->gap * sizeof *ids);
+    uint32_t *importances = malloc(o->gap * sizeof *importances);
+    if (ids == NULL || importances == NULL) {
+        fprintf(stderr, PROGRAM ": out of memory\n");
+        free(ids);
+        free(importances);
+        return 1;
+    }
+    for (uint64_t i = 0; i < o->gap; i++)
+        ids[i] = UINT64_MAX;
+    static char buffer[1 << 16];
+    size_t used = 0;
+    int status = 0;
+    uint64_t next_id = 0;
+    for (uint64_t position = 0; position < o->lines && status == 0;
+         position++) {
+        uint64_t slot = position % o->gap;
+        if (ids[slot] != UINT64_MAX) {
+            used += format_gap_line(buffer + used, ids[slot],
+                                    importances[slot], "repeat");
+            ids[slot] = UINT64_MAX;
+        } else {
+            bool probe = rng_below(&r, 100) < o->probe_percent;
+            uint32_t importance = draw_importance(&r, o->important_percent);
+            used += format_gap_line(buffer + used, next_id, importance,
+                                    probe ? "first" : "new");
+            if (probe) {
+                ids[slot] = next_id;
+                importances[slot] = importance;
+            }
+            next_id++;
+        }
+        if (sizeof buffer - used < 64) {
+            if (fwrite(buffer, 1, used, stdout) != used)
+                status = 1;
+            used = 0;
+        }
+    }
+    if (status == 0 && fwrite(buffer, 1, used, stdout) != used)
+        status = 1;
+    if (fflush(stdout) != 0)
+        status = 1;
+    if (status != 0)
+        fprintf(stderr, PROGRAM ": write error: %s\n", strerror(errno));
+    free(ids);
+    free(importances);
+    return status;
+}
+
+/* ------------------------------------------------------------------------ */
 /* Command line                                                             */
 /* ------------------------------------------------------------------------ */
 
@@ -542,10 +643,11 @@ static void print_usage(FILE *out)
 {
     fprintf(out,
             "Usage: " PROGRAM " [--lines N] [--distinct D] [--seed S]\n"
-            "                      [--mode uniform|clicks|window|timed] [--window W]\n"
+            "                      [--mode uniform|clicks|window|timed|gaps] [--window W]\n"
             "                      [--time-format epoch-ms|iso8601] [--span-ms S]\n"
             "                      [--rate R] [--profile bursty|steady]\n"
             "                      [--start-ms T] [--times FILE] [--fresh P] [--verbose]\n"
+            "                      [--gap G] [--probes P] [--important P]\n"
             "\n"
             "Writes N lines \"user<id> /item/<hex>\" to stdout (mode timed:\n"
             "\"<time> user<id> /item/<hex>\"), the same for the same options on\n"
@@ -559,6 +661,8 @@ static void print_usage(FILE *out)
             "                 window: new ids and repeats just inside and just\n"
             "                 outside a window of W lines\n"
             "                 timed: a timestamped log probing a window of time\n"
+            "                 gaps: \"user<id> <importance> <kind>\", probes\n"
+            "                 repeated exactly G lines later\n"
             "  --window W     the window of mode window (default 1000)\n"
             "  --time-format F  epoch-ms (default) or iso8601 (mode timed)\n"
             "  --span-ms S    the window of time probed, ms (default 10000)\n"
@@ -568,7 +672,12 @@ static void print_usage(FILE *out)
             "                 (default 1709251200000, 2024-03-01T00:00:00Z)\n"
             "  --times FILE   write each line's time in ns to FILE, one a line\n"
             "  --fresh P      percent of new ids in mode timed (default 40)\n"
-            "  --verbose      print the lines of each phase to stderr\n");
+            "  --verbose      print the lines of each phase to stderr\n"
+            "  --gap G        mode gaps: lines from a probe to its repeat\n"
+            "                 (default 1000)\n"
+            "  --probes P     mode gaps: percent of the lines (other than\n"
+            "                 repeats) that are probes (default 1)\n"
+            "  --important P  mode gaps: percent of important ids (default 50)\n");
 }
 
 static bool parse_u64(const char *text, uint64_t *out)
@@ -634,6 +743,20 @@ static int parse_timed_option(int option, const char *value,
         if (!parse_u64(value, &o->fresh_percent) || o->fresh_percent > 100)
             return usage_error("--fresh", value);
         return -1;
+    case 'g':
+        if (!parse_u64(value, &o->gap) || o->gap == 0 ||
+            o->gap > (UINT64_C(1) << 32))
+            return usage_error("--gap", value);
+        return -1;
+    case 'P':
+        if (!parse_u64(value, &o->probe_percent) || o->probe_percent > 100)
+            return usage_error("--probes", value);
+        return -1;
+    case 'I':
+        if (!parse_u64(value, &o->important_percent) ||
+            o->important_percent > 100)
+            return usage_error("--important", value);
+        return -1;
     default: /* 'v' */
         o->verbose = true;
         return -1;
@@ -669,6 +792,8 @@ static int parse_option(int option, const char *value, generator_options *o)
             o->mode = MODE_WINDOW;
         else if (strcmp(value, "timed") == 0)
             o->mode = MODE_TIMED;
+        else if (strcmp(value, "gaps") == 0)
+            o->mode = MODE_GAPS;
         else
             return usage_error("--mode", value);
         return -1;
@@ -694,6 +819,9 @@ static int parse_command_line(int argc, char **argv, generator_options *o)
         {"times", required_argument, NULL, 't'},
         {"fresh", required_argument, NULL, 'F'},
         {"verbose", no_argument, NULL, 'v'},
+        {"gap", required_argument, NULL, 'g'},
+        {"probes", required_argument, NULL, 'P'},
+        {"important", required_argument, NULL, 'I'},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
@@ -709,6 +837,9 @@ static int parse_command_line(int argc, char **argv, generator_options *o)
                              .start_ms = UINT64_C(1709251200000),
                              .fresh_percent = 40,
                              .times_path = NULL,
+                             .gap = 1000,
+                             .probe_percent = 1,
+                             .important_percent = 50,
                              .verbose = false};
     int option;
     while ((option = getopt_long(argc, argv, "h", options, NULL)) != -1) {
@@ -781,6 +912,8 @@ int main(int argc, char **argv)
     int status = parse_command_line(argc, argv, &options);
     if (status >= 0)
         return status;
+    if (options.mode == MODE_GAPS)
+        return generate_gaps(&options);
     if (options.mode != MODE_TIMED)
         return generate(&options);
     FILE *times = NULL;
