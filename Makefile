@@ -128,6 +128,7 @@ bench: deps
 experiments: build
 	bash experiments/run.sh $(BUILD_DIR)
 	bash experiments/tlbf/run.sh $(BUILD_DIR)
+	bash experiments/stable/run.sh $(BUILD_DIR)
 
 install: build
 	cmake --install $(BUILD_DIR) --prefix $(PREFIX)

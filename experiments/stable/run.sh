@@ -1,0 +1,125 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-2-Clause
+# experiments/stable/run.sh: reproduce section IV of the Importance-aware
+# Bloom Filter paper (its synthetic data: Figures 11-20, Table I's metrics)
+# with ebb's stable filter and its importance-aware variants, and measure
+# the analysis (stationary zero fraction, FPS, FN at a gap) against the
+# filter for several shapes and both ways of drawing the P cells.
+#
+#   bash experiments/stable/run.sh <build-dir>   (part of `make experiments`)
+#
+# Builds nothing: runs the exp_stable_* programs already built in
+# <build-dir>/experiments/stable (two at a time, one per core). They write
+# CSV into docs/results/stable/ and Markdown fragments, plot metadata and
+# verdicts into <build-dir>/experiments/stable/work/; this script draws the
+# PNG figures with gnuplot, then assembles docs/results/stable.md from the
+# template experiments/stable/stable.md.in, so every number on that page
+# comes from this run.
+#
+# Deterministic: the same seed (EBB_EXPERIMENT_SEED, default 1) and the same
+# library give the same files.
+#
+# Exit status: 0 when every check that must hold did; 1 when a guarantee
+# failed (a Bloom filter missed a repeat, a duplicate right after its item
+# was missed, the chain from all zeros does not reach the library's
+# stationary distribution, the ground truth disagrees with the generator)
+# or a claim of the paper we reproduce exactly (the BF fills up) did not
+# hold; 2 on usage or runtime errors. Statistical checks (|z| <= 3) and the
+# paper's qualitative claims are reported in the summary and on the page
+# but do not change the status.
+
+set -euo pipefail
+
+# shellcheck source=experiments/lib.sh
+source "$(dirname "${BASH_SOURCE[0]}")/../lib.sh"
+
+usage() {
+    echo "usage: bash experiments/stable/run.sh <build-dir>" >&2
+    exit 2
+}
+
+[[ $# -eq 1 ]] || usage
+[[ -d $1 ]] || { echo "stable/run.sh: no build directory '$1'" >&2; exit 2; }
+
+build_dir=$(cd "$1" && pwd)
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+root=$(cd "$here/../.." && pwd)
+bin_dir=$build_dir/experiments/stable
+work_dir=$bin_dir/work
+page=$root/docs/results/stable.md
+out_dir=$root/docs/results/stable
+template=$here/stable.md.in
+plots=$here/plots
+seed=${EBB_EXPERIMENT_SEED:-1}
+
+check_tools "stable/run.sh" "$seed"
+
+# Two lanes of about the same length, one per core.
+lane_a=(analysis)
+lane_b=(importance zeros)
+check_built "stable/run.sh" "$1" exp_stable_ "${lane_a[@]}" "${lane_b[@]}"
+
+rm -rf "$work_dir"
+mkdir -p "$work_dir" "$out_dir"
+started=$SECONDS
+
+echo "stable experiments: seed $seed, outputs in ${out_dir#"$root"/}"
+run_two_lanes "stable/run.sh" exp_stable_ "${lane_a[*]}" "${lane_b[*]}"
+
+# ---------------------------------------------------------------------------
+# Figures
+# ---------------------------------------------------------------------------
+
+plot() { # plot <script> <figure> [gnuplot assignments]
+    gnuplot -e "csv='$out_dir/$2.csv'; out='$out_dir/$2.png'; ${3:-}" \
+        "$plots/$1.gp" || { echo "stable/run.sh: gnuplot failed on $2" >&2; exit 2; }
+}
+plot zeros zeros "meta='$work_dir/zeros.plot'"
+
+importance_plot() { # importance_plot <reading> <distribution> <title>
+    plot importance "importance_$1_$2" "heading=\"$3\""
+}
+for reading in 16KB 16384cells; do
+    case $reading in
+        16KB) memory='16 KB: 43,690 cells of 3 bits (BF 131,072 bits)' ;;
+        *) memory='16,384 cells of Max 7 (BF 16,384 bits)' ;;
+    esac
+    importance_plot "$reading" uniform \
+        "Synthetic Data 1 (Figs. 11-13): repeats uniform over importance; $memory, K = 5, P = 10"
+    importance_plot "$reading" inverse \
+        "Synthetic Data 3 (Figs. 14-16): repeats inversely proportional to importance; $memory, K = 5, P = 10"
+    importance_plot "$reading" proportional \
+        "Synthetic Data 2 (Figs. 17-19): repeats proportional to importance; $memory, K = 5, P = 10"
+done
+
+# ---------------------------------------------------------------------------
+# Summary of the verdicts
+# ---------------------------------------------------------------------------
+
+checks=("$work_dir"/*.checks)
+summary=$work_dir/summary.md
+kinds=$work_dir/kinds.tsv
+printf '%s\t%s\n' \
+    'guarantee' 'guarantees (no missed repeat in the BF, none right after its item, the chain from zeros reaches the stationary distribution, the ground truth)' \
+    'paper' 'the paper'"'"'s Figure 20: the BF fills up' \
+    'stat' 'measured against the analysis (\|z\| <= 3, the transient within 4 sd) and the paper'"'"'s qualitative claims' \
+    >"$kinds"
+write_summary "$summary" "$kinds" "${checks[@]}"
+if any_fatal_failure "${checks[@]}"; then
+    fatal=1
+fi
+
+# ---------------------------------------------------------------------------
+# The page
+# ---------------------------------------------------------------------------
+
+fill_template "$template" "$page" "$work_dir" "$seed" "stable/run.sh"
+
+echo
+cat "$summary"
+echo
+echo "stable experiments: wrote ${page#"$root"/} and ${out_dir#"$root"/}/ in $((SECONDS - started)) s"
+if [[ $fatal -ne 0 ]]; then
+    echo "stable/run.sh: a guarantee or a value that must agree with the paper failed (see above)" >&2
+    exit 1
+fi
