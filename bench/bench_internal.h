@@ -139,6 +139,8 @@ typedef enum bench_variant {
     BENCH_APBBF_AUTO,       /* blocked, B = 512, b chosen by the library   */
     BENCH_LIBBLOOM,         /* Debian's libbloom, the classic filter       */
     BENCH_TLBF,             /* time-limited filter, simulated time         */
+    BENCH_STABLE_CONSECUTIVE, /* stable filter, P consecutive decrements   */
+    BENCH_STABLE_INDEPENDENT, /* stable filter, P independent decrements   */
     BENCH_VARIANTS
 } bench_variant;
 
@@ -153,8 +155,8 @@ const char *bench_variant_slug(bench_variant variant);   /* "apbf-default" */
 typedef enum bench_lines_source {
     BENCH_LINES_COUNTED = 0,  /* ebb_apbf_contains_counted over the queries */
     BENCH_LINES_EXPECTED = 1  /* computed from the classic fill formula
-                                 (libbloom)
-                                 or the access recursion (TLBF)            */
+                                 (libbloom), the access recursion (TLBF)
+                                 or the stationary analysis (stable)       */
 } bench_lines_source;
 
 typedef struct bench_subject bench_subject;
@@ -183,6 +185,11 @@ struct bench_subject {
     unsigned add_errors;        /* TLBF adds refused: a failed check       */
 
     void (*add)(bench_subject *s, const bench_key *keys, size_t n);
+    /* The stable filter's test-and-add, one call at a time and batched
+     * (NULL for the others): returns how many keys were reported seen. */
+    size_t (*test_and_add)(bench_subject *s, const bench_key *keys, size_t n);
+    size_t (*test_and_add_batch)(bench_subject *s, const bench_key *keys,
+                                 size_t n);
     /* NULL when the library has no batch calls (libbloom). */
     void (*add_batch)(bench_subject *s, const bench_key *keys, size_t n);
     size_t (*contains)(const bench_subject *s, const bench_key *keys,
@@ -197,6 +204,17 @@ struct bench_subject {
      * share of present keys. */
     double (*expected_contains_lines)(const bench_subject *s,
                                       double present_share);
+    /* Lines an add (and a test-and-add) touches when it is not k: the
+     * stable filter's decrements add lines. NULL: k. */
+    double (*expected_add_lines)(const bench_subject *s);
+    /* A filter that forgets (stable): present keys may be missed, and its
+     * fp is an equilibrium to be met, not a bound to stay under. When set,
+     * the checks hold the false negatives of the present queries (keys
+     * [present_first, present_first + present_span), evenly spread) to
+     * this expected rate, and the measured fp to fp_promise from both
+     * sides; NULL: no false negative allowed, fp at most its bound. */
+    double (*expected_fn)(const bench_subject *s, uint64_t present_first,
+                          uint64_t present_span);
     size_t (*memory)(const bench_subject *s);
     void (*destroy)(bench_subject *s);
 };
@@ -210,8 +228,12 @@ bool bench_subject_create(bench_subject *s, bench_variant variant,
 /* Results (measure.c)                                                      */
 /* ------------------------------------------------------------------------ */
 
-typedef enum bench_op { BENCH_ADD = 0, BENCH_CONTAINS = 1 } bench_op;
-const char *bench_op_name(bench_op op); /* "add", "contains" */
+typedef enum bench_op {
+    BENCH_ADD = 0,
+    BENCH_CONTAINS = 1,
+    BENCH_TEST_AND_ADD = 2 /* the stable filter's query-then-insert */
+} bench_op;
+const char *bench_op_name(bench_op op); /* "add", "contains", "test_and_add" */
 
 /* One printed result: an operation of one filter, one call at a time or
  * batched. */
@@ -244,6 +266,14 @@ typedef struct bench_verdict {
     double fp_measured;
     double fp_bound;
     uint64_t filled;          /* keys added before timing                 */
+    /* Filters that forget (expected_fn set), NaN otherwise: */
+    double fn_measured;       /* missed present queries / present queries */
+    double fn_expected;       /* the analysis' expectation for them       */
+    double fn_bound;          /* most |measured - expected| may be        */
+    double fp_low;            /* least the measured fp may be             */
+    uint64_t tested_fresh;    /* fresh keys through the timed test-and-add */
+    uint64_t tested_seen;     /* ... reported seen (false positives)      */
+    double tested_fp;         /* tested_seen / tested_fresh               */
     double fill_ns;           /* time the fill took (batch calls if any)  */
     unsigned failed_checks;   /* each also described on the report stream */
 } bench_verdict;
@@ -254,8 +284,13 @@ typedef struct bench_plan {
     size_t queries;
 } bench_plan;
 
-/* Measures one created subject: writes up to 4 rows (add, add batch,
- * contains, contains batch) and returns how many. Failed checks are
+/* Rows one subject yields at most: test-and-add, add and contains, each
+ * one call at a time and batched. */
+#define BENCH_MAX_ROWS 6
+
+/* Measures one created subject: writes up to BENCH_MAX_ROWS rows
+ * (test-and-add, test-and-add batch, add, add batch, contains, contains
+ * batch; those the subject has) and returns how many. Failed checks are
  * described on `log`. */
 int bench_measure(bench_subject *s, const bench_plan *plan,
                   bench_key_source *keys, bench_row *rows,

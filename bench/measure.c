@@ -8,14 +8,22 @@
  *      a long-running filter; libbloom up to its design load minus the
  *      timed adds;
  *   2. add: `runs` times, add_ops fresh keys one call at a time, then
- *      add_ops fresh keys with the batch call; only the calls are timed;
- *      the median per operation is reported;
+ *      add_ops fresh keys with the batch call (and, for the stable filter,
+ *      as many with test-and-add, one call and batched); only the calls
+ *      are timed; the median per operation is reported;
  *   3. queries: half present (spread over the last present_span keys
  *      added), half absent (never added), shuffled; an untimed pass counts
  *      false negatives, false positives and the lines each query read;
  *   4. contains: `runs` timed passes over the queries, one at a time and
  *      batched; each pass must find exactly the positives the untimed pass
  *      found.
+ *
+ * A filter that forgets (the stable filter, expected_fn set) is held to
+ * its analysis instead of "no false negative, fp under a bound": the
+ * missed present queries within 5 sd of the expected rate, the fp of the
+ * absent queries and of the timed test-and-adds (fresh keys: every "seen"
+ * is a false positive) within 5 sd of the stable rate on both sides. A
+ * filter that answers "no" too often, or "yes" too often, fails.
  */
 #include "bench_internal.h"
 
@@ -24,22 +32,49 @@
 #include <string.h>
 
 typedef void (*add_call)(bench_subject *s, const bench_key *keys, size_t n);
+typedef size_t (*test_add_call)(bench_subject *s, const bench_key *keys,
+                                size_t n);
 typedef size_t (*contains_call)(const bench_subject *s, const bench_key *keys,
                                 size_t n);
 
-/* Adds the next n keys with `call`; returns the nanoseconds spent in it. */
-static double add_keys(bench_subject *s, add_call call, bench_key_source *keys,
-                       uint64_t n)
+/* An inserting call: an add, or a test-and-add whose "seen" answers are
+ * summed into *seen. */
+typedef struct insert_call {
+    add_call add;
+    test_add_call test_and_add;
+} insert_call;
+
+static insert_call adding(add_call add)
+{
+    insert_call call = {add, NULL};
+    return call;
+}
+
+static insert_call testing(test_add_call test_and_add)
+{
+    insert_call call = {NULL, test_and_add};
+    return call;
+}
+
+/* Inserts the next n keys with `call`; returns the nanoseconds spent in
+ * it. */
+static double add_keys(bench_subject *s, insert_call call, bench_key_source *keys,
+                       uint64_t n, uint64_t *seen)
 {
     uint64_t elapsed = 0;
     for (uint64_t done = 0; done < n;) {
         size_t chunk = keys->capacity;
+        size_t hits = 0;
         if (n - done < chunk)
             chunk = (size_t)(n - done);
         const bench_key *batch = bench_key_source_range(keys, s->inserted, chunk);
         uint64_t start = bench_now_ns();
-        call(s, batch, chunk);
+        if (call.add != NULL)
+            call.add(s, batch, chunk);
+        else
+            hits = call.test_and_add(s, batch, chunk);
         elapsed += bench_now_ns() - start;
+        *seen += hits;
         s->inserted += chunk;
         done += chunk;
     }
@@ -49,7 +84,11 @@ static double add_keys(bench_subject *s, add_call call, bench_key_source *keys,
 typedef struct add_timing {
     double single_ns;
     double batch_ns; /* NaN without a batch call */
+    double test_single_ns; /* NaN without test-and-add */
+    double test_batch_ns;
     uint64_t ops;
+    uint64_t tested;  /* keys through test-and-add, all fresh */
+    uint64_t seen;    /* ... reported seen */
     double fill_ns;  /* the whole untimed fill, for the log */
 } add_timing;
 
@@ -57,24 +96,39 @@ static add_timing time_adds(bench_subject *s, const bench_plan *plan,
                             bench_key_source *keys)
 {
     double single[BENCH_MAX_RUNS], batch[BENCH_MAX_RUNS];
-    add_timing t = {NAN, NAN, plan->add_ops, 0.0};
+    double test_single[BENCH_MAX_RUNS], test_batch[BENCH_MAX_RUNS];
+    uint64_t ignored = 0;
+    add_timing t = {NAN, NAN, NAN, NAN, plan->add_ops, 0, 0, 0.0};
     if (s->capacity != 0 && t.ops * plan->runs > s->capacity)
         t.ops = s->capacity / plan->runs;
     if (s->capacity != 0)
         s->fill = s->capacity - t.ops * plan->runs;
-    t.fill_ns = add_keys(s, s->add_batch ? s->add_batch : s->add, keys, s->fill);
+    t.fill_ns = add_keys(s, adding(s->add_batch ? s->add_batch : s->add), keys,
+                         s->fill, &ignored);
     if (t.ops == 0)
         return t;
-    /* Alternating the two call styles exposes both to the same moments of
-     * a shared machine. */
+    /* Alternating the call styles exposes all to the same moments of a
+     * shared machine. */
     for (unsigned run = 0; run < plan->runs; run++) {
-        single[run] = add_keys(s, s->add, keys, t.ops) / (double)t.ops;
+        if (s->test_and_add != NULL) {
+            test_single[run] = add_keys(s, testing(s->test_and_add), keys, t.ops,
+                                        &t.seen) / (double)t.ops;
+            test_batch[run] = add_keys(s, testing(s->test_and_add_batch), keys,
+                                       t.ops, &t.seen) / (double)t.ops;
+            t.tested += 2 * t.ops;
+        }
+        single[run] = add_keys(s, adding(s->add), keys, t.ops, &ignored) / (double)t.ops;
         if (s->add_batch != NULL)
-            batch[run] = add_keys(s, s->add_batch, keys, t.ops) / (double)t.ops;
+            batch[run] = add_keys(s, adding(s->add_batch), keys, t.ops, &ignored) /
+                         (double)t.ops;
     }
     t.single_ns = bench_median(single, plan->runs);
     if (s->add_batch != NULL)
         t.batch_ns = bench_median(batch, plan->runs);
+    if (s->test_and_add != NULL) {
+        t.test_single_ns = bench_median(test_single, plan->runs);
+        t.test_batch_ns = bench_median(test_batch, plan->runs);
+    }
     return t;
 }
 
@@ -126,6 +180,43 @@ static unsigned check(FILE *log, const bench_subject *s, bool ok,
     return 1;
 }
 
+/* Five binomial standard deviations of a rate p over n trials. */
+static double five_sd(double p, double n)
+{
+    return BENCH_FP_SIGMAS * sqrt(p * (1.0 - p) / n);
+}
+
+/* The checks of a filter that forgets (see the top of this file). */
+static unsigned check_forgetting(FILE *log, const bench_subject *s,
+                                 const bench_queries *q, const query_pass *pass,
+                                 bench_verdict *v, uint64_t present_first)
+{
+    double present = (double)(q->count - q->absent);
+    double fp = s->fp_promise;
+    double fp_margin = five_sd(fp, (double)q->absent);
+    unsigned failed = 0;
+
+    v->fn_measured = (double)pass->false_negatives / present;
+    v->fn_expected = s->expected_fn(s, present_first, s->present_span);
+    /* Where the expectation is under one miss, room for a few anyway: five
+     * sd of a rate of one miss. */
+    v->fn_bound = five_sd(fmax(v->fn_expected, 1.0 / present), present);
+    v->fp_low = fp - fp_margin;
+    failed += check(log, s, isfinite(v->fn_expected) &&
+                                fabs(v->fn_measured - v->fn_expected) <= v->fn_bound,
+                    "missed present keys off the analysis by more than 5 sd");
+    failed += check(log, s, v->fp_measured <= v->fp_bound,
+                    "false-positive rate above its bound");
+    failed += check(log, s, v->fp_measured >= v->fp_low,
+                    "false-positive rate below the stable rate by more than 5 sd");
+    if (v->tested_fresh > 0)
+        failed += check(log, s,
+                        fabs(v->tested_fp - fp) <= five_sd(fp, (double)v->tested_fresh),
+                        "test-and-add of fresh keys: seen rate off the stable rate "
+                        "by more than 5 sd");
+    return failed;
+}
+
 static void fill_row(bench_row *row, const bench_subject *s, const bench_plan *plan,
                      bench_op op, bool batch,
                      double ns, double lines)
@@ -143,9 +234,12 @@ static void fill_row(bench_row *row, const bench_subject *s, const bench_plan *p
     row->memory_bytes = s->memory(s);
     row->bits_per_item = (double)row->memory_bytes * 8.0 / (double)s->window;
     row->lines_per_op = lines;
-    row->lines_source = op == BENCH_CONTAINS && s->expected_contains_lines != NULL
-                            ? BENCH_LINES_EXPECTED
-                            : BENCH_LINES_COUNTED;
+    if (op == BENCH_CONTAINS)
+        row->lines_source = s->expected_contains_lines != NULL ? BENCH_LINES_EXPECTED
+                                                               : BENCH_LINES_COUNTED;
+    else
+        row->lines_source = s->expected_add_lines != NULL ? BENCH_LINES_EXPECTED
+                                                          : BENCH_LINES_COUNTED;
     row->fp_promise = s->fp_promise;
 }
 
@@ -159,11 +253,21 @@ int bench_measure(bench_subject *s, const bench_plan *plan,
     memset(verdict, 0, sizeof *verdict);
 
     add_timing adds = time_adds(s, plan, keys);
+    double add_lines = s->expected_add_lines != NULL ? s->expected_add_lines(s)
+                                                     : (double)s->k;
+    if (adds.ops > 0 && s->test_and_add != NULL) {
+        fill_row(&rows[n++], s, plan, BENCH_TEST_AND_ADD, false, adds.test_single_ns,
+                 add_lines);
+        rows[n - 1].ops = adds.ops;
+        fill_row(&rows[n++], s, plan, BENCH_TEST_AND_ADD, true, adds.test_batch_ns,
+                 add_lines);
+        rows[n - 1].ops = adds.ops;
+    }
     if (adds.ops > 0) {
-        fill_row(&rows[n++], s, plan, BENCH_ADD, false, adds.single_ns, s->k);
+        fill_row(&rows[n++], s, plan, BENCH_ADD, false, adds.single_ns, add_lines);
         rows[n - 1].ops = adds.ops;
         if (s->add_batch != NULL) {
-            fill_row(&rows[n++], s, plan, BENCH_ADD, true, adds.batch_ns, s->k);
+            fill_row(&rows[n++], s, plan, BENCH_ADD, true, adds.batch_ns, add_lines);
             rows[n - 1].ops = adds.ops;
         }
     }
@@ -193,14 +297,29 @@ int bench_measure(bench_subject *s, const bench_plan *plan,
     verdict->false_negatives = pass.false_negatives;
     verdict->fp_measured = (double)pass.false_positives / (double)q.absent;
     verdict->fp_bound = bench_fp_bound(s->fp_promise, s->fp_factor, q.absent);
+    verdict->tested_fresh = adds.tested;
+    verdict->tested_seen = adds.seen;
+    verdict->tested_fp = adds.tested ? (double)adds.seen / (double)adds.tested : NAN;
     for (int i = 0; i < n; i++)
         if (rows[i].op == BENCH_CONTAINS)
             rows[i].fp_measured = verdict->fp_measured;
+        else if (rows[i].op == BENCH_TEST_AND_ADD)
+            rows[i].fp_measured = verdict->tested_fp;
         else
             rows[i].fp_measured = NAN;
-    verdict->failed_checks += check(log, s, pass.false_negatives == 0, "false negatives");
-    verdict->failed_checks += check(log, s, verdict->fp_measured <= verdict->fp_bound,
-                                    "false-positive rate above its bound");
+    if (s->expected_fn != NULL)
+        verdict->failed_checks +=
+            check_forgetting(log, s, &q, &pass, verdict,
+                             s->inserted - s->present_span);
+    else {
+        verdict->fn_measured = verdict->fn_expected = verdict->fn_bound = NAN;
+        verdict->fp_low = NAN;
+        verdict->failed_checks +=
+            check(log, s, pass.false_negatives == 0, "false negatives");
+        verdict->failed_checks +=
+            check(log, s, verdict->fp_measured <= verdict->fp_bound,
+                  "false-positive rate above its bound");
+    }
     verdict->failed_checks += check(log, s, mismatches == 0,
                                     "a timed contains pass disagreed with the untimed one");
     verdict->failed_checks += check(log, s, s->add_errors == 0, "an add failed");

@@ -12,17 +12,23 @@
  *   libbloom       bloom_init(w, fp), Debian's classic Bloom filter;
  *   TLBF           span T = 1 s at a rate of w keys per second (simulated:
  *                  key i carries the timestamp i * 1e9 / w ns), so that its
- *                  window in items is w, at the same fp.
+ *                  window in items is w, at the same fp;
+ *   stable         the Stable Bloom filter of issue 12 at libbloom's memory
+ *                  for (w, fp): d = 3, K = 5, P = 10, m = floor(bytes * 8
+ *                  / 3), the P decrements drawn consecutive (the default)
+ *                  or independent.
  *
  * Every call goes through the public API on the 16-byte keys, hashing
  * included, as a user calls it. The batch forms hash blocks of
- * BENCH_BATCH keys (ebb_apbf_hash_batch, or ebb_tlbf_hash per key since the
- * TLBF has no hash_batch), then call the library's batch operation.
+ * BENCH_BATCH keys (ebb_apbf_hash_batch, ebb_stable_hash_batch, or
+ * ebb_tlbf_hash per key since the TLBF has no hash_batch), then call the
+ * library's batch operation.
  */
 #include "bench_internal.h"
 
 #include <bloom.h>
 #include <ebb/ebb.h>
+#include <ebb/stable.h>
 
 #include <math.h>
 #include <stdlib.h>
@@ -39,6 +45,21 @@
  * refuses an add (it never should at a constant rate). */
 #define TLBF_MEMORY_HEADROOM 4u
 
+/* The stable filter's shape in issue 12's targets. */
+#define STABLE_CELL_BITS 3u
+#define STABLE_K 5u
+#define STABLE_P 10u
+/* Warm-up, in units of m / K insertions (each cell is set once per m / K
+ * insertions on average). From empty, a cell was never set with
+ * probability e^-6 after 6 m / K; for (d, K, P) = (3, 5, 10) the zero
+ * fraction is then within 6e-5 of its stationary 0.0585 and FPS within
+ * 3e-4 of its 0.7397 (the chain integrated from all zeros), under the
+ * 5 sd of the fp checks (3e-3 over 2^19 absent queries). */
+#define STABLE_WARMUP 6u
+/* The expected false negatives of the present queries: the analysis at
+ * this many gaps evenly spread over their span, averaged. */
+#define STABLE_FN_SAMPLES 257u
+
 typedef struct variant_info {
     const char *name;
     const char *family;
@@ -52,6 +73,8 @@ static const variant_info variant_table[BENCH_VARIANTS] = {
     {"APBBF b=auto", "APBBF", "apbbf-auto"},
     {"libbloom", "libbloom", "libbloom"},
     {"TLBF", "TLBF", "tlbf"},
+    {"stable consecutive", "stable", "stable-consecutive"},
+    {"stable independent", "stable", "stable-independent"},
 };
 
 const char *bench_variant_name(bench_variant variant)
@@ -61,7 +84,14 @@ const char *bench_variant_name(bench_variant variant)
 
 const char *bench_op_name(bench_op op)
 {
-    return op == BENCH_ADD ? "add" : "contains";
+    switch (op) {
+    case BENCH_ADD:
+        return "add";
+    case BENCH_TEST_AND_ADD:
+        return "test_and_add";
+    default:
+        return "contains";
+    }
 }
 
 const char *bench_variant_family(bench_variant variant)
@@ -486,6 +516,231 @@ static bool tlbf_create(bench_subject *s)
     return true;
 }
 
+/* ------------------------------------------------------------------------ */
+/* Stable filter                                                            */
+/* ------------------------------------------------------------------------ */
+
+/* importance is ignored by the PLAIN variant; 0 is as good as any. */
+static size_t stable_test_and_add(bench_subject *s, const bench_key *keys, size_t n)
+{
+    ebb_stable *f = s->filter;
+    size_t seen_count = 0;
+    unsigned errors = 0;
+    for (size_t i = 0; i < n; i++) {
+        bool seen = false;
+        errors += ebb_stable_test_and_add(f, &keys[i], sizeof keys[i], 0.0, &seen) !=
+                  EBB_OK;
+        seen_count += seen;
+    }
+    s->add_errors += errors;
+    return seen_count;
+}
+
+static void stable_add(bench_subject *s, const bench_key *keys, size_t n)
+{
+    ebb_stable *f = s->filter;
+    unsigned errors = 0;
+    for (size_t i = 0; i < n; i++)
+        errors += ebb_stable_add(f, &keys[i], sizeof keys[i], 0.0) != EBB_OK;
+    s->add_errors += errors;
+}
+
+static size_t stable_hash_block(const ebb_stable *f, bench_key_block *block,
+                                const bench_key *keys, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        block->keys[i] = &keys[i];
+        block->lens[i] = sizeof keys[i];
+    }
+    ebb_stable_hash_batch(f, block->keys, block->lens, n, block->hashes);
+    return n;
+}
+
+/* Each key's answer is asked for (block.found), as a deduplicator needs. */
+static size_t stable_test_and_add_batch(bench_subject *s, const bench_key *keys,
+                                        size_t n)
+{
+    ebb_stable *f = s->filter;
+    bench_key_block block;
+    size_t seen_total = 0;
+    for (size_t done = 0; done < n;) {
+        size_t m = stable_hash_block(f, &block, keys + done, bench_block_size(n - done));
+        size_t seen = 0;
+        if (ebb_stable_test_and_add_batch(f, block.hashes, NULL, m, block.found,
+                                          &seen) != EBB_OK)
+            s->add_errors++;
+        seen_total += seen;
+        done += m;
+    }
+    return seen_total;
+}
+
+static void stable_add_batch(bench_subject *s, const bench_key *keys, size_t n)
+{
+    ebb_stable *f = s->filter;
+    bench_key_block block;
+    for (size_t done = 0; done < n;) {
+        size_t m = stable_hash_block(f, &block, keys + done, bench_block_size(n - done));
+        if (ebb_stable_add_batch(f, block.hashes, NULL, m) != EBB_OK)
+            s->add_errors++;
+        done += m;
+    }
+}
+
+static size_t stable_contains(const bench_subject *s, const bench_key *keys, size_t n)
+{
+    const ebb_stable *f = s->filter;
+    size_t positives = 0;
+    for (size_t i = 0; i < n; i++)
+        positives += ebb_stable_contains(f, &keys[i], sizeof keys[i]);
+    return positives;
+}
+
+static size_t stable_contains_batch(const bench_subject *s, const bench_key *keys,
+                                    size_t n)
+{
+    const ebb_stable *f = s->filter;
+    bench_key_block block;
+    size_t positives = 0;
+    for (size_t done = 0; done < n;) {
+        size_t m = stable_hash_block(f, &block, keys + done, bench_block_size(n - done));
+        positives += ebb_stable_contains_batch(f, block.hashes, m, block.found);
+        done += m;
+    }
+    return positives;
+}
+
+static bool stable_probe(const bench_subject *s, const bench_key *key, double *lines)
+{
+    *lines = NAN;
+    return stable_contains(s, key, 1) == 1;
+}
+
+/* The stable zero fraction V_0 of the filter's shape (NaN if refused). */
+static double stable_zero_fraction(const bench_subject *s)
+{
+    ebb_stable_analysis a;
+    if (ebb_stable_analyse(ebb_stable_get_params(s->filter), NULL, &a) != EBB_OK)
+        return NAN;
+    return a.zero_fraction;
+}
+
+/* A query reads its K cells (K random lines) until the first zero: K for a
+ * present key, sum_{i<K} (1 - V_0)^i on average for an absent one. */
+static double stable_contains_lines(const bench_subject *s, double present_share)
+{
+    double nonzero = 1.0 - stable_zero_fraction(s);
+    double absent_lines = 0.0, term = 1.0;
+    for (uint32_t i = 0; i < s->k; i++) {
+        absent_lines += term;
+        term *= nonzero;
+    }
+    return present_share * s->k + (1.0 - present_share) * absent_lines;
+}
+
+/* An insertion writes its K cells and decrements P: P random lines drawn
+ * independently; drawn consecutive, P * d bits from a random cell, which
+ * cross a 512-bit line boundary with probability (P d - 1) / 512 (d odd:
+ * the start bit falls evenly on every residue modulo 512). */
+static double stable_add_lines(const bench_subject *s)
+{
+    const ebb_stable_params *p = ebb_stable_get_params(s->filter);
+    double decrement_lines = p->draw == EBB_STABLE_DRAW_INDEPENDENT
+                                 ? (double)p->p
+                                 : 1.0 + ((double)p->p * p->cell_bits - 1.0) / 512.0;
+    return (double)p->k + decrement_lines;
+}
+
+/* The mean of the analysis' false-negative probability over the present
+ * queries: keys spread evenly over [first, first + span), each queried
+ * after the insertions up to s->inserted, so its gap (the query is the
+ * gap-th item after it) is s->inserted - index. */
+static double stable_expected_fn(const bench_subject *s, uint64_t first, uint64_t span)
+{
+    const ebb_stable_params *p = ebb_stable_get_params(s->filter);
+    uint32_t level = ebb_stable_max_level(p->cell_bits);
+    double sum = 0.0;
+    for (uint32_t j = 0; j < STABLE_FN_SAMPLES; j++) {
+        uint64_t offset = (uint64_t)(((double)j + 0.5) * (double)span / STABLE_FN_SAMPLES);
+        double fn;
+        if (ebb_stable_fn_at_gap(p, NULL, level, s->inserted - (first + offset), &fn) !=
+            EBB_OK)
+            return NAN;
+        sum += fn;
+    }
+    return sum / STABLE_FN_SAMPLES;
+}
+
+static size_t stable_memory(const bench_subject *s)
+{
+    return ebb_stable_memory(s->filter);
+}
+
+static void stable_destroy(bench_subject *s)
+{
+    ebb_stable_destroy(s->filter);
+    s->filter = NULL;
+}
+
+/* The bytes of libbloom's bit array for (w, fp): what bloom_init allocates
+ * (its calloc is freed untouched); 0 when it refuses. */
+static uint64_t libbloom_bytes(uint64_t window, double fp)
+{
+    struct bloom peer;
+    if (window > (uint64_t)INT32_MAX || bloom_init(&peer, (int)window, fp) != 0)
+        return 0;
+    uint64_t bytes = (uint64_t)peer.bytes;
+    bloom_free(&peer);
+    return bytes;
+}
+
+static bool stable_create(bench_subject *s)
+{
+    ebb_stable_params p;
+    ebb_stable_analysis analysis;
+    ebb_stable *f;
+    uint64_t bytes = libbloom_bytes(s->window, s->fp);
+    uint64_t cells = bytes * 8 / STABLE_CELL_BITS;
+    if (bytes == 0) {
+        fprintf(stderr, "bench: bloom_init(%llu, %g) failed\n",
+                (unsigned long long)s->window, s->fp);
+        return false;
+    }
+    if (!report_status("ebb_stable_params_init",
+                       ebb_stable_params_init(cells, STABLE_CELL_BITS, STABLE_K, STABLE_P,
+                                              &p)))
+        return false;
+    p.draw = s->variant == BENCH_STABLE_INDEPENDENT ? EBB_STABLE_DRAW_INDEPENDENT
+                                                     : EBB_STABLE_DRAW_CONSECUTIVE;
+    if (!report_status("ebb_stable_analyse", ebb_stable_analyse(&p, NULL, &analysis)) ||
+        !report_status("ebb_stable_create", ebb_stable_create(&p, BENCH_FILTER_SEED, &f)))
+        return false;
+    s->filter = f;
+    s->k = p.k;
+    snprintf(s->shape, sizeof s->shape, "d=%u K=%u P=%u", p.cell_bits, p.k, p.p);
+    snprintf(s->chooser, sizeof s->chooser,
+             "ebb_stable_params_init(m = %llu: libbloom's %llu bytes, d, K, P)",
+             (unsigned long long)p.cells, (unsigned long long)bytes);
+    /* An equilibrium, held from both sides (measure.c), not a bound. */
+    s->fp_promise = analysis.fps;
+    s->fp_factor = 1.0;
+    s->fill = STABLE_WARMUP * p.cells / p.k;
+    s->present_span = s->window;
+    s->test_and_add = stable_test_and_add;
+    s->test_and_add_batch = stable_test_and_add_batch;
+    s->add = stable_add;
+    s->add_batch = stable_add_batch;
+    s->contains = stable_contains;
+    s->contains_batch = stable_contains_batch;
+    s->probe = stable_probe;
+    s->expected_contains_lines = stable_contains_lines;
+    s->expected_add_lines = stable_add_lines;
+    s->expected_fn = stable_expected_fn;
+    s->memory = stable_memory;
+    s->destroy = stable_destroy;
+    return true;
+}
+
 bool bench_subject_create(bench_subject *s, bench_variant variant,
                           uint64_t window, double fp)
 {
@@ -498,6 +753,9 @@ bool bench_subject_create(bench_subject *s, bench_variant variant,
         return libbloom_create(s);
     case BENCH_TLBF:
         return tlbf_create(s);
+    case BENCH_STABLE_CONSECUTIVE:
+    case BENCH_STABLE_INDEPENDENT:
+        return stable_create(s);
     default:
         return apbf_create(s);
     }
