@@ -139,5 +139,6 @@ ebb_hash128 ebb_hash(const void *key, size_t len, uint64_t seed);
 #include "ebb/apbf.h"
 #include "ebb/tlbf.h"
 #include "ebb/stable.h"
+#include "ebb/timing.h"
 
 #endif /* EBB_EBB_H */

@@ -3,7 +3,8 @@
  * fuzz_snapshot.c: the snapshot decoders against hostile bytes.
  *
  * Every input goes to each decoder (ebb_apbf_load for families 1 and 2,
- * ebb_tlbf_load for family 3, ebb_stable_load for family 4). For each, this
+ * ebb_tlbf_load for family 3, ebb_stable_load for family 4,
+ * ebb_timing_load for family 5). For each, this
  * checks, aborting on the first violation:
  *   1. the status agrees with the frame rules of docs/format.md (steps 1 to
  *      6 of "Decoding order and errors" are fully determined by the frame,
@@ -34,6 +35,7 @@
 
 #include "ebb/ebb.h"
 #include "ebb/stable.h"
+#include "ebb/timing.h"
 #include "fuzz_target.h"
 
 /* Frame layout (docs/format.md). */
@@ -48,7 +50,8 @@ enum {
     FAMILY_APBF = 1, /* ebb_apbf_load accepts both (docs/format.md) */
     FAMILY_APBF_BLOCKED = 2,
     FAMILY_TLBF = 3,
-    FAMILY_STABLE = 4
+    FAMILY_STABLE = 4,
+    FAMILY_TIMING = 5
 };
 
 /* One decoder and the operations the properties need, on an opaque filter. */
@@ -334,6 +337,56 @@ static void stable_add_and_query(void *f)
     require(stats.zero_cells <= stats.cells && stats.max_level >= 1);
 }
 
+static ebb_status timing_load(const void *buf, size_t len, void **out)
+{
+    ebb_timing *filter = NULL;
+    ebb_status status = ebb_timing_load(buf, len, &filter);
+    if (status == EBB_OK)
+        *out = filter;
+    return status;
+}
+static size_t timing_size(const void *f) { return ebb_timing_snapshot_size(f); }
+static ebb_status timing_save(const void *f, void *buf, size_t cap, size_t *w)
+{
+    return ebb_timing_save(f, buf, cap, w);
+}
+static void timing_destroy(void *f) { ebb_timing_destroy(f); }
+static size_t timing_memory(const void *f) { return ebb_timing_memory(f); }
+static size_t timing_stats_memory(const void *f)
+{
+    ebb_timing_stats stats;
+    ebb_timing_get_stats(f, &stats);
+    return stats.memory_bytes;
+}
+
+/* A key just added is in the window (w >= 1): found at once, and still
+ * found after up to w - 1 other insertions, which sweep and may wrap T_+
+ * (the loader accepted only states whose sweep invariant holds). The
+ * statistics stay within the shape. */
+static void timing_add_and_query(void *f)
+{
+    const ebb_timing_params *params = ebb_timing_get_params(f);
+    uint64_t others = params->window - 1 < 64 ? params->window - 1 : 64;
+    for (size_t i = 0; i < PROBE_KEYS; i++) {
+        size_t len = strlen(probe_keys[i]);
+        ebb_timing_add(f, probe_keys[i], len);
+        require(ebb_timing_contains(f, probe_keys[i], len));
+        for (uint64_t n = 0; n < others; n++) {
+            char key[24];
+            int key_len = snprintf(key, sizeof key, "other-%zu-%llu", i,
+                                   (unsigned long long)n);
+            ebb_timing_add(f, key, (size_t)key_len);
+        }
+        require(ebb_timing_contains(f, probe_keys[i], len));
+    }
+    ebb_timing_stats stats;
+    ebb_timing_get_stats(f, &stats);
+    ebb_timing_shape shape;
+    require(ebb_timing_describe(params, &shape) == EBB_OK);
+    require(stats.live_timers <= params->timers &&
+            stats.in_block < params->block && stats.current <= shape.t_omega);
+}
+
 static const decoder decoders[] = {
     {FAMILY_APBF, FAMILY_APBF_BLOCKED, apbf_load, apbf_size, apbf_save,
      apbf_destroy, apbf_add_and_query, apbf_memory, apbf_stats_memory},
@@ -341,6 +394,8 @@ static const decoder decoders[] = {
      tlbf_add_and_query, tlbf_memory, tlbf_stats_memory},
     {FAMILY_STABLE, FAMILY_STABLE, stable_load, stable_size, stable_save,
      stable_destroy, stable_add_and_query, stable_memory, stable_stats_memory},
+    {FAMILY_TIMING, FAMILY_TIMING, timing_load, timing_size, timing_save,
+     timing_destroy, timing_add_and_query, timing_memory, timing_stats_memory},
 };
 
 /* ---- properties of a loaded filter ------------------------------------ */

@@ -11,7 +11,9 @@
  * filters (family 3): fresh, past several shifts, grown by a burst, reset
  * after an idle gap, with clamped timestamps; and stable filters (family
  * 4): each variant, both draws, an empty one, refusals and clamps, and
- * shapes whose decrements use the scratch set (P > 16, P > m / 2).
+ * shapes whose decrements use the scratch set (P > 16, P > m / 2); and
+ * timing filters (family 5): fresh, the TBF (B = 1), blocks with T_+
+ * wrapped, w not a multiple of B, each stream model.
  * Everything is deterministic (fixed seeds and keys), so running it again
  * must reproduce the committed files byte for byte: the fuzz_corpus_current
  * test checks exactly that, which also pins the snapshot encoding (a change
@@ -28,6 +30,7 @@
 
 #include "ebb/ebb.h"
 #include "ebb/stable.h"
+#include "ebb/timing.h"
 
 typedef struct corpus_seed {
     const char *name;
@@ -282,6 +285,65 @@ static bool write_stable_seed(const char *dir, const stable_seed *seed)
     return write_snapshot(dir, seed->name, bytes, size);
 }
 
+/* A timing filter seed: the explicit shape, a model, `adds` keys. */
+typedef struct timing_seed {
+    const char *name;
+    uint64_t window, timers;
+    uint32_t k, timer_bits;
+    uint64_t block, padding;
+    ebb_timing_model_kind kind;
+    uint64_t adds;
+} timing_seed;
+
+static const timing_seed timing_seeds[] = {
+    {"timing-fresh", 6, 6, 2, 3, 3, 0, EBB_TIMING_MODEL_DISTINCT, 0},
+    {"timing-tbf-wrapped", 20, 64, 3, 5, 1, 4, EBB_TIMING_MODEL_UNIFORM, 150},
+    {"timing-block-wrapped", 30, 100, 4, 4, 4, 2, EBB_TIMING_MODEL_ZIPF, 400},
+    {"timing-uneven-table", 50, 333, 3, 7, 7, 9, EBB_TIMING_MODEL_TABLE, 77},
+};
+
+static bool build_timing(const timing_seed *seed, ebb_timing **out)
+{
+    ebb_timing_params params;
+    ebb_timing_model model = {.kind = seed->kind, .universe = 1000};
+    if (seed->kind == EBB_TIMING_MODEL_TABLE) {
+        model.default_prior = 0.001;
+        model.points = 3;
+        model.j[0] = 1, model.j[1] = 10, model.j[2] = 100;
+        model.d[0] = 1.0, model.d[1] = 9.5, model.d[2] = 80.0;
+    }
+    if (ebb_timing_params_init(seed->window, seed->timers, seed->k,
+                               seed->timer_bits, seed->block, seed->padding,
+                               &params) != EBB_OK ||
+        ebb_timing_create(&params, &model, 13, out) != EBB_OK) {
+        return false;
+    }
+    for (uint64_t i = 0; i < seed->adds; i++) {
+        char key[32];
+        int len = snprintf(key, sizeof key, "t-%" PRIu64, i % 61);
+        ebb_timing_add(*out, key, (size_t)len);
+    }
+    return true;
+}
+
+static bool write_timing_seed(const char *dir, const timing_seed *seed)
+{
+    ebb_timing *filter = NULL;
+    if (!build_timing(seed, &filter)) {
+        fprintf(stderr, "make_corpus: cannot build %s\n", seed->name);
+        return false;
+    }
+    size_t size = ebb_timing_snapshot_size(filter);
+    unsigned char *bytes = malloc(size);
+    if (bytes != NULL &&
+        ebb_timing_save(filter, bytes, size, NULL) != EBB_OK) {
+        free(bytes);
+        bytes = NULL;
+    }
+    ebb_timing_destroy(filter);
+    return write_snapshot(dir, seed->name, bytes, size);
+}
+
 int main(int argc, char **argv)
 {
     if (argc != 2) {
@@ -300,6 +362,11 @@ int main(int argc, char **argv)
     }
     for (size_t i = 0; i < sizeof stable_seeds / sizeof stable_seeds[0]; i++) {
         if (!write_stable_seed(argv[1], &stable_seeds[i])) {
+            return 1;
+        }
+    }
+    for (size_t i = 0; i < sizeof timing_seeds / sizeof timing_seeds[0]; i++) {
+        if (!write_timing_seed(argv[1], &timing_seeds[i])) {
             return 1;
         }
     }

@@ -1,0 +1,1047 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * test_timing_inference.c: the inferential timing filter's closed forms
+ * (src/timing/inference.c, model.c) against brute-force sums.
+ *
+ *   - the posterior for w' = w and w' < w, the expected age and the most
+ *     likely age, on thousands of random (shape, model, prior, evidence)
+ *     cases, equal to sums over i of P(i) P(R_x | i) built here from the
+ *     paper's Lemmas 1 and 2 with Eq. 21 and Eq. 25 (F and G evaluated
+ *     with powl, F(r, c, j) included, not cancelled; G counts the block's
+ *     items as D(j0 + B) - D(j0), ebb's correction), truncated where the
+ *     prior's tail is below 1e-26: 1e-9 relative;
+ *   - Theorem 1 against Eq. 11's sums;
+ *   - D(j): Eq. 16 against long double powl; Eq. 17 against the exact sum
+ *     of Eq. 15 over a Zipf universe, with the approximation's measured
+ *     error bounded; Eq. 18 through its points and on its log-log lines;
+ *   - the least-penalty decision at ties and either side of them;
+ *   - every rejection path, *out untouched;
+ *   - on a real filter, infer_hash and infer equal infer_evidence on the
+ *     observed cells, and standard equals contains.
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "ebb/timing.h"
+#include "support.h"
+
+#define CASES 3000u
+#define REL_TOL 1e-9
+#define EULER_GAMMA 0.57721566490153286061
+
+/* ------------------------------------------------------------------------ */
+/* Random draws                                                             */
+/* ------------------------------------------------------------------------ */
+
+static uint64_t draw(uint64_t *state, uint64_t lo, uint64_t hi) /* [lo,hi] */
+{
+    return lo + support_splitmix64(state) % (hi - lo + 1);
+}
+
+static double uniform01(uint64_t *state)
+{
+    return (double)(support_splitmix64(state) >> 11) * 0x1p-53;
+}
+
+/* log-uniform in [lo, hi] */
+static double log_uniform(uint64_t *state, double lo, double hi)
+{
+    return lo * exp(uniform01(state) * log(hi / lo));
+}
+
+static bool close_rel(double a, double b, double tol)
+{
+    double scale = fmax(fabs(a), fabs(b));
+    return fabs(a - b) <= tol * scale || fabs(a - b) < 1e-300;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Brute force: Eq. 10 and Eq. 8 as sums over i                             */
+/* ------------------------------------------------------------------------ */
+
+static uint64_t ceil_div(uint64_t a, uint64_t b)
+{
+    return a / b + (a % b != 0);
+}
+
+/* Eq. 21 with powl, for `distinct` distinct items: F(r, c, .). */
+static long double eq21_items(const ebb_timing_params *params, uint32_t r,
+                              uint32_t c, double distinct)
+{
+    long double untouched =
+        powl(1.0L - 1.0L / (long double)params->timers,
+             (long double)params->k * (long double)distinct);
+    return powl(untouched, (long double)c) *
+           powl(1.0L - untouched, (long double)(r - c));
+}
+
+/* Eq. 21: F(r, c, j) over j insertions, D(j) distinct items. */
+static long double eq21(const ebb_timing_params *params,
+                        const ebb_timing_model *model, uint32_t r, uint32_t c,
+                        double j)
+{
+    return eq21_items(params, r, c, ebb_timing_distinct(model, j));
+}
+
+/* P(R_x | i) of Lemma 1 (lambda = 0), Lemma 2 (0 < lambda <= W) and, for
+ * expired evidence, ebb's choice (1 from the smallest age it allows: the
+ * prior alone decides there). */
+typedef struct brute_likelihood {
+    const ebb_timing_params *params;
+    const ebb_timing_model *model;
+    const ebb_timing_evidence *ev;
+    uint64_t w_age;      /* W */
+    double j0;           /* (lambda - 1) B + b */
+    long double f, g, f_b; /* F(r, c, j0), G, F(r, 0, b) */
+    bool expired;
+    double start;        /* first age with nonzero likelihood */
+} brute_likelihood;
+
+static void brute_init(brute_likelihood *bl, const ebb_timing_params *params,
+                       const ebb_timing_model *model,
+                       const ebb_timing_evidence *ev)
+{
+    bl->params = params;
+    bl->model = model;
+    bl->ev = ev;
+    bl->w_age = ceil_div(params->window - ev->b, params->block);
+    double B = (double)params->block;
+    bl->expired = ev->expired || ev->lambda > bl->w_age;
+    if (bl->expired) {
+        double age = ev->expired ? (double)bl->w_age + 1.0 : (double)ev->lambda;
+        bl->start = (age - 1.0) * B + (double)ev->b;
+        return;
+    }
+    if (ev->lambda == 0) {
+        bl->f_b = eq21(params, model, ev->r, 0, (double)ev->b);
+        bl->start = 0.0;
+        return;
+    }
+    bl->j0 = ((double)ev->lambda - 1.0) * B + (double)ev->b;
+    bl->f = eq21(params, model, ev->r, ev->c, bl->j0);
+    /* Eq. 25 with ebb's count of the block's items: those not among the
+     * j0 insertions since, D(j0 + B) - D(j0) (docs/timing.md) */
+    double fresh = ebb_timing_distinct(model, bl->j0 + B) -
+                   ebb_timing_distinct(model, bl->j0);
+    bl->g = eq21_items(params, ev->c, 0, fresh) * bl->f;
+    bl->start = bl->j0;
+}
+
+static long double brute_at(const brute_likelihood *bl, double i)
+{
+    if (bl->expired)
+        return i < bl->start ? 0.0L : 1.0L;
+    if (bl->ev->lambda == 0)
+        return i < (double)bl->ev->b ? 1.0L : bl->f_b;
+    if (i < bl->j0)
+        return 0.0L;
+    if (i < bl->j0 + (double)bl->params->block)
+        return bl->f;
+    return bl->g;
+}
+
+typedef struct brute_answer {
+    double posterior;
+    double complement;  /* 1 - posterior, summed on its own */
+    double expected_age;
+    uint64_t likely_age;
+} brute_answer;
+
+/* Neumaier's compensated sum: the sums below run to millions of terms. */
+typedef struct kahan {
+    long double sum, carry;
+} kahan;
+
+static void kahan_add(kahan *k, long double term)
+{
+    long double t = k->sum + term;
+    if (fabsl(k->sum) >= fabsl(term))
+        k->carry += (k->sum - t) + term;
+    else
+        k->carry += (term - t) + k->sum;
+    k->sum = t;
+}
+
+static long double kahan_total(const kahan *k)
+{
+    return k->sum + k->carry;
+}
+
+/* Sums from i = 0 to start + B + 60/p, where q^i < e^-60 of the mass, in
+ * long double (F(r, c, j) reaches e^-4000 for k = 32 and small m) with
+ * compensated sums. Every term is scaled by the constant q^-start, which
+ * no ratio sees, so that q^i does not underflow far out. Also returns
+ * 1 - posterior from the sum outside the window, which keeps its digits
+ * when the posterior is near 1. */
+static brute_answer brute_sum(const brute_likelihood *bl, double p,
+                              uint64_t window)
+{
+    long double q = 1.0L - (long double)p;
+    double end = bl->start + (double)bl->params->block + 60.0 / p + 2.0;
+    kahan mass = {0, 0}, inside = {0, 0}, outside = {0, 0}, moment = {0, 0};
+    long double best = -1;
+    uint64_t best_i = 0;
+    uint64_t first = (uint64_t)bl->start;
+    long double qi = 1.0L; /* q^(i - first) */
+    for (uint64_t i = 0; (double)i < end; i++) {
+        if (i < first) {
+            if (brute_at(bl, (double)i) != 0.0L)
+                fail_msg("P(R_x | %llu) > 0 below start",
+                         (unsigned long long)i);
+            continue;
+        }
+        long double term = (long double)p * qi * brute_at(bl, (double)i);
+        kahan_add(&mass, term);
+        kahan_add(&moment, (long double)i * term);
+        kahan_add(i < window ? &inside : &outside, term);
+        if (term > best) {
+            best = term;
+            best_i = i;
+        }
+        qi *= q;
+    }
+    brute_answer out;
+    out.posterior = (double)(kahan_total(&inside) / kahan_total(&mass));
+    out.complement = (double)(kahan_total(&outside) / kahan_total(&mass));
+    out.expected_age = (double)(kahan_total(&moment) / kahan_total(&mass));
+    out.likely_age = best_i;
+    return out;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Random cases                                                             */
+/* ------------------------------------------------------------------------ */
+
+static unsigned bits_for(uint64_t values)
+{
+    unsigned bits = 1;
+    while (bits < 64 && (UINT64_C(1) << bits) < values)
+        bits++;
+    return bits;
+}
+
+static void random_params(uint64_t *rng, ebb_timing_params *out)
+{
+    for (;;) {
+        uint64_t w = draw(rng, 1, 3000);
+        uint64_t B = draw(rng, 0, 1) ? 1 : draw(rng, 1, w);
+        uint32_t k = (uint32_t)(draw(rng, 0, 9) == 0 ? draw(rng, 9, 32)
+                                                     : draw(rng, 1, 8));
+        uint64_t m = draw(rng, k, 12 * w + k);
+        uint64_t P = draw(rng, 0, 40);
+        uint64_t t_omega = ceil_div(w, B) + 1 + P;
+        unsigned bpt = bits_for(t_omega + 2);
+        if (bpt < EBB_TIMING_MIN_TIMER_BITS)
+            bpt = EBB_TIMING_MIN_TIMER_BITS;
+        if (ebb_timing_params_init(w, m, k, bpt, B, P, out) == EBB_OK)
+            return;
+        fail_msg("params_init refused w %llu m %llu k %u bpt %u B %llu P %llu",
+                 (unsigned long long)w, (unsigned long long)m, k, bpt,
+                 (unsigned long long)B, (unsigned long long)P);
+    }
+}
+
+static void random_model(uint64_t *rng, ebb_timing_model *model)
+{
+    memset(model, 0, sizeof(*model));
+    model->kind = (ebb_timing_model_kind)draw(rng, 0, 3);
+    model->universe = (uint64_t)log_uniform(rng, 1.0, 1e9);
+    if (model->kind == EBB_TIMING_MODEL_TABLE) {
+        model->points = (uint32_t)draw(rng, 2, 8);
+        uint64_t j = draw(rng, 1, 20);
+        double d = fmax(1.0, (double)j * (0.5 + 0.5 * uniform01(rng)));
+        for (uint32_t i = 0; i < model->points; i++) {
+            model->j[i] = j;
+            model->d[i] = d;
+            uint64_t next = j + draw(rng, 1, 3 * j);
+            d = fmin((double)next, d * (1.0 + 2.0 * uniform01(rng)));
+            j = next;
+        }
+    }
+}
+
+static uint64_t t_omega_of(const ebb_timing_params *params)
+{
+    return ceil_div(params->window, params->block) + 1 + params->padding;
+}
+
+/* Evidence a filter of this shape can show, from every case of the
+ * posterior: expired, lambda = 0, 0 < lambda < W, lambda = W, unswept
+ * W < lambda <= T_Omega. */
+static void random_evidence(uint64_t *rng, const ebb_timing_params *params,
+                            ebb_timing_evidence *ev)
+{
+    for (;;) {
+        memset(ev, 0, sizeof(*ev));
+        uint64_t rmax = params->k < params->timers ? params->k : params->timers;
+        ev->r = (uint32_t)draw(rng, 1, rmax);
+        ev->c = (uint32_t)draw(rng, 1, ev->r);
+        ev->b = draw(rng, 0, params->block - 1);
+        uint64_t w_age = ceil_div(params->window - ev->b, params->block);
+        switch (draw(rng, 0, 9)) {
+        case 0:
+            ev->expired = true;
+            ev->lambda = draw(rng, 0, 5);
+            break;
+        case 1:
+            if (ev->b == 0)
+                continue; /* lambda = 0 needs b >= 1 */
+            ev->lambda = 0;
+            ev->c = ev->r;
+            break;
+        case 2:
+            ev->lambda = w_age;
+            break;
+        case 3:
+            ev->lambda = draw(rng, w_age, t_omega_of(params));
+            break;
+        default:
+            ev->lambda = draw(rng, 1, w_age);
+            break;
+        }
+        if (!ev->expired && ev->lambda == 1 && ev->b == 0)
+            ev->c = ev->r;
+        return;
+    }
+}
+
+static const char *describe_case(const ebb_timing_params *params,
+                                 const ebb_timing_model *model,
+                                 const ebb_timing_evidence *ev, double p,
+                                 uint64_t window)
+{
+    static char text[512];
+    snprintf(text, sizeof(text),
+             "w %llu m %llu k %u B %llu P %llu | model %d U %llu | p %.17g "
+             "w' %llu | r %u c %u lambda %llu b %llu expired %d",
+             (unsigned long long)params->window,
+             (unsigned long long)params->timers, params->k,
+             (unsigned long long)params->block,
+             (unsigned long long)params->padding, (int)model->kind,
+             (unsigned long long)model->universe, p,
+             (unsigned long long)window, ev->r, ev->c,
+             (unsigned long long)ev->lambda, (unsigned long long)ev->b,
+             (int)ev->expired);
+    return text;
+}
+
+static void test_closed_forms_against_sums(void **state)
+{
+    (void)state;
+    uint64_t rng = 20240613;
+    unsigned by_case[5] = {0};
+    double worst_posterior = 0.0, worst_age = 0.0;
+    for (unsigned n = 0; n < CASES; n++) {
+        ebb_timing_params params;
+        ebb_timing_model model;
+        ebb_timing_evidence ev;
+        random_params(&rng, &params);
+        random_model(&rng, &model);
+        random_evidence(&rng, &params, &ev);
+        ebb_timing_query query = {0};
+        /* Priors from 1e-3 (60,000 terms a sum) to 1; every 500th case
+         * 1e-5 (6e6 terms). */
+        query.prior = n % 500 == 0 ? 1e-5 : log_uniform(&rng, 1e-3, 0.95);
+        query.window = draw(&rng, 0, 1) ? 0 : draw(&rng, 1, params.window);
+        query.cost_fp = 1.0;
+        query.cost_fn = 1.0;
+        uint64_t window = query.window == 0 ? params.window : query.window;
+        /* the model's default prior, prepared once per filter */
+        if (model.kind == EBB_TIMING_MODEL_UNIFORM && n % 2 == 0) {
+            model.universe = draw(&rng, 1, 1000);
+            query.prior = 0.0;
+        }
+        double p = query.prior == 0.0 ? 1.0 / (double)model.universe
+                                      : query.prior;
+
+        ebb_timing_answer answer;
+        assert_int_equal(ebb_timing_infer_evidence(&params, &model, &ev,
+                                                   &query, &answer),
+                         EBB_OK);
+        brute_likelihood bl;
+        brute_init(&bl, &params, &model, &ev);
+        brute_answer want = brute_sum(&bl, p, window);
+        const char *text = describe_case(&params, &model, &ev, p, window);
+
+        CHECK(close_rel(answer.posterior, want.posterior, REL_TOL),
+              "posterior %.17g brute %.17g: %s", answer.posterior,
+              want.posterior, text);
+        /* Near 1 a double posterior resolves 1 - P only to the ulps of
+         * 1: the closed form's ratio of sums takes a few roundings of
+         * 2^-53 relative each (at most 4 together), so 1 - P must match
+         * to 1e-9 relative plus 4 ulps of 1. */
+        CHECK(fabs((1.0 - answer.posterior) - want.complement) <=
+                  REL_TOL * want.complement + 4 * 0x1p-53,
+              "1 - posterior %.17g brute %.17g: %s", 1.0 - answer.posterior,
+              want.complement, text);
+        CHECK(close_rel(answer.expected_age, want.expected_age, REL_TOL),
+              "expected age %.17g brute %.17g: %s", answer.expected_age,
+              want.expected_age, text);
+        CHECK(answer.likely_age == want.likely_age,
+              "likely age %llu brute %llu: %s",
+              (unsigned long long)answer.likely_age,
+              (unsigned long long)want.likely_age, text);
+        bool standard = !ev.expired && ev.lambda <= bl.w_age;
+        CHECK(answer.standard == standard, "standard: %s", text);
+
+        worst_posterior = fmax(worst_posterior,
+                               fabs(answer.posterior - want.posterior) /
+                                   fmax(want.posterior, 1e-300));
+        worst_age = fmax(worst_age, fabs(answer.expected_age -
+                                         want.expected_age) /
+                                        want.expected_age);
+        unsigned kind = bl.expired ? 0
+                        : ev.lambda == 0        ? 1
+                        : ev.lambda == bl.w_age ? 3
+                                                : 2;
+        by_case[kind]++;
+        if (params.block == 1)
+            by_case[4]++;
+    }
+    printf("closed forms vs sums: %u cases (expired/unswept %u, lambda=0 "
+           "%u, 0<lambda<W %u, lambda=W %u; B=1 %u): worst relative "
+           "error posterior %.3g, expected age %.3g\n",
+           CASES, by_case[0], by_case[1], by_case[2], by_case[3], by_case[4],
+           worst_posterior, worst_age);
+    for (unsigned i = 0; i < 5; i++)
+        CHECK(by_case[i] >= CASES / 40, "case %u drawn %u times", i,
+              by_case[i]);
+}
+
+/* Tiny priors, where 1 - (1 - p)^n computed naively loses its digits and
+ * the expected age's segment mean cancels: compare with sums of the exact
+ * geometric terms in long double over a window-sized range plus the
+ * analytic tail (q^N / p and its first moment), since 60/p terms are too
+ * many here. */
+static void test_tiny_priors(void **state)
+{
+    (void)state;
+    ebb_timing_params params;
+    assert_int_equal(ebb_timing_params_init(1000, 8000, 4, 8, 10, 3, &params),
+                     EBB_OK);
+    ebb_timing_model model = {.kind = EBB_TIMING_MODEL_DISTINCT};
+    const double priors[] = {1e-7, 1e-10, 1e-13, 1e-16};
+    for (unsigned n = 0; n < sizeof(priors) / sizeof(priors[0]); n++) {
+        double p = priors[n];
+        ebb_timing_evidence ev = {.r = 4, .c = 2, .lambda = 40, .b = 3};
+        ebb_timing_query query = {.prior = p, .window = 0};
+        ebb_timing_answer answer;
+        assert_int_equal(ebb_timing_infer_evidence(&params, &model, &ev,
+                                                   &query, &answer),
+                         EBB_OK);
+        brute_likelihood bl;
+        brute_init(&bl, &params, &model, &ev);
+        /* Terms up to N = start + B exactly, then the tail beyond N in
+         * closed form with long double logs: sum_{i>=N} p q^i = q^N,
+         * sum_{i>=N} i p q^i = q^N (N + q/p). */
+        long double q = 1.0L - (long double)p;
+        long double lq = log1pl(-(long double)p);
+        long double mass = 0, inside = 0, moment = 0;
+        double N = bl.start + (double)params.block;
+        for (uint64_t i = (uint64_t)bl.start; (double)i < N; i++) {
+            long double t = (long double)p * expl((long double)i * lq) *
+                            (long double)brute_at(&bl, (double)i);
+            mass += t;
+            moment += (long double)i * t;
+            if (i < params.window)
+                inside += t;
+        }
+        long double qN = expl((long double)N * lq);
+        long double tail = (long double)bl.g;
+        mass += tail * qN;
+        moment += tail * qN * ((long double)N + q / (long double)p);
+        /* window - N insertions of the tail fall inside the window */
+        inside += tail * (qN - expl((long double)params.window * lq));
+        double want_p = (double)(inside / mass);
+        double want_e = (double)(moment / mass);
+        CHECK(close_rel(answer.posterior, want_p, REL_TOL),
+              "p %g: posterior %.17g want %.17g", p, answer.posterior, want_p);
+        CHECK(close_rel(answer.expected_age, want_e, REL_TOL),
+              "p %g: expected age %.17g want %.17g", p, answer.expected_age,
+              want_e);
+    }
+}
+
+/* p = 1: the item is every insertion; the closed forms take their limits
+ * (q^0 = 1, q^n = 0). */
+static void test_certain_prior(void **state)
+{
+    (void)state;
+    ebb_timing_params params;
+    assert_int_equal(ebb_timing_params_init(100, 800, 4, 8, 10, 3, &params),
+                     EBB_OK);
+    ebb_timing_model model = {.kind = EBB_TIMING_MODEL_DISTINCT};
+    ebb_timing_query query = {.prior = 1.0};
+    ebb_timing_answer answer;
+    ebb_timing_evidence fresh = {.r = 4, .c = 4, .lambda = 0, .b = 3};
+    assert_int_equal(ebb_timing_infer_evidence(&params, &model, &fresh, &query,
+                                               &answer),
+                     EBB_OK);
+    assert_true(answer.posterior == 1.0);
+    assert_true(answer.expected_age == 0.0);
+    assert_int_equal(answer.likely_age, 0);
+    ebb_timing_evidence old = {.expired = true, .r = 4, .c = 1, .b = 3};
+    assert_int_equal(ebb_timing_infer_evidence(&params, &model, &old, &query,
+                                               &answer),
+                     EBB_OK);
+    assert_true(answer.posterior == 0.0);
+    /* W = ceil(97 / 10) = 10, an expired timer is >= 11 old:
+     * I_x >= 10 B + b = 103 */
+    assert_true(answer.expected_age == 103.0);
+    assert_int_equal(answer.likely_age, 103);
+}
+
+/* ------------------------------------------------------------------------ */
+/* Theorem 1                                                                */
+/* ------------------------------------------------------------------------ */
+
+static void test_classic_posterior(void **state)
+{
+    (void)state;
+    uint64_t rng = 77;
+    double worst = 0.0;
+    for (unsigned n = 0; n < 2000; n++) {
+        double p = log_uniform(&rng, 1e-6, 1.0);
+        uint64_t inserted = draw(&rng, 1, 20000);
+        double fp = n % 10 == 0 ? 0.0 : uniform01(&rng);
+        /* Eq. 11 with Eq. 12's P(R_x | i): 1 for i < n, P_FP for never. */
+        double q = 1.0 - p, qi = 1.0, in = 0.0;
+        for (uint64_t i = 0; i < inserted; i++) {
+            in += p * qi;
+            qi *= q;
+        }
+        double want = in / (qi * fp + in);
+        double got = ebb_classic_posterior(p, inserted, fp, true);
+        CHECK(close_rel(got, want, REL_TOL), "p %g n %llu fp %g: %.17g %.17g",
+              p, (unsigned long long)inserted, fp, got, want);
+        worst = fmax(worst, fabs(got - want) / want);
+        assert_true(ebb_classic_posterior(p, inserted, fp, false) == 0.0);
+    }
+    printf("Theorem 1 vs Eq. 11: worst relative error %.3g\n", worst);
+    assert_true(ebb_classic_posterior(1.0, 5, 0.5, true) == 1.0);
+    assert_true(isnan(ebb_classic_posterior(0.0, 5, 0.5, true)));
+    assert_true(isnan(ebb_classic_posterior(-0.1, 5, 0.5, true)));
+    assert_true(isnan(ebb_classic_posterior(1.5, 5, 0.5, true)));
+    assert_true(isnan(ebb_classic_posterior(NAN, 5, 0.5, true)));
+    assert_true(isnan(ebb_classic_posterior(0.5, 0, 0.5, true)));
+    assert_true(isnan(ebb_classic_posterior(0.5, 5, -0.1, true)));
+    assert_true(isnan(ebb_classic_posterior(0.5, 5, 1.1, true)));
+    assert_true(isnan(ebb_classic_posterior(0.5, 5, NAN, true)));
+}
+
+/* ------------------------------------------------------------------------ */
+/* D(j)                                                                     */
+/* ------------------------------------------------------------------------ */
+
+static void test_distinct_exact_models(void **state)
+{
+    (void)state;
+    ebb_timing_model distinct = {.kind = EBB_TIMING_MODEL_DISTINCT};
+    const double js[] = {0.0, 0.5, 1.0, 2.0, 7.0, 1000.0, 1e6, 1e12};
+    for (unsigned i = 0; i < sizeof(js) / sizeof(js[0]); i++)
+        assert_true(ebb_timing_distinct(&distinct, js[i]) == js[i]);
+
+    const uint64_t universes[] = {1, 2, 3, 1000, 65536, UINT64_C(1) << 40};
+    for (unsigned u = 0; u < sizeof(universes) / sizeof(universes[0]); u++) {
+        ebb_timing_model model = {.kind = EBB_TIMING_MODEL_UNIFORM,
+                                  .universe = universes[u]};
+        long double U = (long double)universes[u];
+        for (unsigned i = 0; i < sizeof(js) / sizeof(js[0]); i++) {
+            double j = js[i];
+            if (j < 1.0) {
+                assert_true(ebb_timing_distinct(&model, j) == j);
+                continue;
+            }
+            /* Eq. 16 in long double, with log1pl/expm1l as powl loses
+             * the digits of 1 - 1/U at U = 2^40 */
+            long double want =
+                -U * expm1l((long double)j * log1pl(-1.0L / U));
+            double got = ebb_timing_distinct(&model, j);
+            CHECK(close_rel(got, (double)want, 1e-13),
+                  "U %llu j %g: %.17g want %.17Lg",
+                  (unsigned long long)universes[u], j, got, want);
+            assert_true(got <= j && got <= (double)U * (1 + 1e-15));
+        }
+    }
+}
+
+/* Eq. 17 is an approximation: measure it against Eq. 15 summed over the
+ * universe and bound the measured error, range by range. */
+static double zipf_exact(uint64_t universe, double j)
+{
+    double h = 0.0;
+    for (uint64_t x = universe; x >= 1; x--)
+        h += 1.0 / (double)x;
+    double d = 0.0;
+    for (uint64_t x = universe; x >= 1; x--)
+        d += -expm1(j * log1p(-1.0 / ((double)x * h)));
+    return d;
+}
+
+static void test_distinct_zipf(void **state)
+{
+    (void)state;
+    /* the universes of the paper (2^16) and a small one */
+    const uint64_t universes[] = {1000, 65536};
+    for (unsigned u = 0; u < 2; u++) {
+        ebb_timing_model model = {.kind = EBB_TIMING_MODEL_ZIPF,
+                                  .universe = universes[u]};
+        double h = 0.0;
+        for (uint64_t x = universes[u]; x >= 1; x--)
+            h += 1.0 / (double)x;
+        double peak = (double)universes[u] * h * exp(-EULER_GAMMA);
+        double worst_small = 0.0, worst_mid = 0.0, worst_large = 0.0;
+        for (double j = 1.0; j <= 4.0 * peak; j *= 1.5) {
+            double jj = floor(j);
+            double got = ebb_timing_distinct(&model, jj);
+            double want = zipf_exact(universes[u], jj);
+            double rel = fabs(got - want) / want;
+            if (jj < 16)
+                worst_small = fmax(worst_small, rel);
+            else if (jj <= (double)universes[u])
+                worst_mid = fmax(worst_mid, rel);
+            else
+                worst_large = fmax(worst_large, rel);
+            assert_true(got >= fmin(jj, 1.0) && got <= jj &&
+                        got <= (double)universes[u]);
+        }
+        printf("Eq. 17 vs Eq. 15, |U| = %llu: worst relative error j < 16 "
+               "%.4f, 16 <= j <= |U| %.4f, |U| < j <= 4 j* %.4f\n",
+               (unsigned long long)universes[u], worst_small, worst_mid,
+               worst_large);
+        /* Measured (see the printed line); bounds just above. */
+        CHECK(worst_small < 0.08, "small j: %g", worst_small);
+        CHECK(worst_mid < 0.035, "mid j: %g", worst_mid);
+        CHECK(worst_large < 0.45, "large j: %g", worst_large);
+    }
+    ebb_timing_model one = {.kind = EBB_TIMING_MODEL_ZIPF, .universe = 1};
+    assert_true(ebb_timing_distinct(&one, 1.0) == 1.0);
+    assert_true(ebb_timing_distinct(&one, 50.0) == 1.0);
+}
+
+static void test_distinct_table(void **state)
+{
+    (void)state;
+    ebb_timing_model model = {.kind = EBB_TIMING_MODEL_TABLE,
+                              .points = 4,
+                              .default_prior = 0.001};
+    const uint64_t js[] = {10, 100, 1000, 10000};
+    const double ds[] = {8.0, 50.0, 200.0, 400.0};
+    for (unsigned i = 0; i < 4; i++) {
+        model.j[i] = js[i];
+        model.d[i] = ds[i];
+    }
+    for (unsigned i = 0; i < 4; i++)
+        assert_true(ebb_timing_distinct(&model, (double)js[i]) == ds[i]);
+    for (unsigned i = 0; i + 1 < 4; i++) {
+        /* the geometric midpoint of a segment lies on the log-log line at
+         * the geometric mean of its ends (Eq. 18) */
+        double mid = sqrt((double)js[i] * (double)js[i + 1]);
+        double want = sqrt(ds[i] * ds[i + 1]);
+        CHECK(close_rel(ebb_timing_distinct(&model, mid), want, 1e-13),
+              "segment %u: %.17g want %.17g", i,
+              ebb_timing_distinct(&model, mid), want);
+        /* and Eq. 18 itself at a third of the way */
+        double j2 = (double)js[i] + ((double)js[i + 1] - (double)js[i]) / 3;
+        double lnd = log(ds[i]) + log(ds[i + 1] / ds[i]) *
+                                      log(j2 / (double)js[i]) /
+                                      log((double)js[i + 1] / (double)js[i]);
+        CHECK(close_rel(ebb_timing_distinct(&model, j2), exp(lnd), 1e-13),
+              "Eq. 18 at %g", j2);
+    }
+    /* below the first point: j below 1, then the line from (1, 1) */
+    assert_true(ebb_timing_distinct(&model, 0.5) == 0.5);
+    assert_true(ebb_timing_distinct(&model, 1.0) == 1.0);
+    CHECK(close_rel(ebb_timing_distinct(&model, sqrt(10.0)), sqrt(8.0), 1e-13),
+          "below the first point");
+    /* above the last: the last segment's slope, log 2 / log 10 */
+    double slope = log(400.0 / 200.0) / log(10.0);
+    CHECK(close_rel(ebb_timing_distinct(&model, 1e5), 400.0 * pow(10.0, slope),
+                    1e-13),
+          "extension");
+    /* never above j: a steep table */
+    ebb_timing_model steep = {.kind = EBB_TIMING_MODEL_TABLE, .points = 2};
+    steep.j[0] = 10;
+    steep.d[0] = 1.0;
+    steep.j[1] = 100;
+    steep.d[1] = 100.0; /* slope 2 */
+    assert_true(ebb_timing_distinct(&steep, 1000.0) == 1000.0);
+
+    /* invalid tables: NaN */
+    ebb_timing_model bad = model;
+    bad.points = 1;
+    assert_true(isnan(ebb_timing_distinct(&bad, 5.0)));
+    bad = model;
+    bad.points = EBB_TIMING_MAX_TABLE + 1;
+    assert_true(isnan(ebb_timing_distinct(&bad, 5.0)));
+    bad = model;
+    bad.j[0] = 0;
+    assert_true(isnan(ebb_timing_distinct(&bad, 5.0)));
+    bad = model;
+    bad.j[2] = bad.j[1];
+    assert_true(isnan(ebb_timing_distinct(&bad, 5.0)));
+    bad = model;
+    bad.d[1] = 5.0; /* decreasing */
+    assert_true(isnan(ebb_timing_distinct(&bad, 5.0)));
+    bad = model;
+    bad.d[0] = 11.0; /* above j */
+    assert_true(isnan(ebb_timing_distinct(&bad, 5.0)));
+    bad = model;
+    bad.d[0] = 0.5; /* below 1 */
+    assert_true(isnan(ebb_timing_distinct(&bad, 5.0)));
+    bad = model;
+    bad.d[3] = NAN;
+    assert_true(isnan(ebb_timing_distinct(&bad, 5.0)));
+    bad = model;
+    bad.default_prior = 1.5;
+    assert_true(isnan(ebb_timing_distinct(&bad, 5.0)));
+    bad = model;
+    bad.default_prior = NAN;
+    assert_true(isnan(ebb_timing_distinct(&bad, 5.0)));
+
+    /* other invalid models and arguments */
+    ebb_timing_model uniform0 = {.kind = EBB_TIMING_MODEL_UNIFORM};
+    assert_true(isnan(ebb_timing_distinct(&uniform0, 5.0)));
+    ebb_timing_model zipf0 = {.kind = EBB_TIMING_MODEL_ZIPF};
+    assert_true(isnan(ebb_timing_distinct(&zipf0, 5.0)));
+    ebb_timing_model unknown = {.kind = (ebb_timing_model_kind)9,
+                                .universe = 5};
+    assert_true(isnan(ebb_timing_distinct(&unknown, 5.0)));
+    assert_true(isnan(ebb_timing_distinct(NULL, 5.0)));
+    assert_true(isnan(ebb_timing_distinct(&model, -1.0)));
+    assert_true(isnan(ebb_timing_distinct(&model, NAN)));
+    assert_true(isnan(ebb_timing_distinct(&model, INFINITY)));
+}
+
+static void test_zipf_prior(void **state)
+{
+    (void)state;
+    double h = 0.0;
+    for (unsigned x = 65536; x >= 1; x--)
+        h += 1.0 / x;
+    double sum = 0.0;
+    for (unsigned x = 1; x <= 65536; x++) {
+        double p = ebb_timing_zipf_prior(65536, x);
+        CHECK(close_rel(p, 1.0 / (x * h), 1e-14), "rank %u", x);
+        sum += p;
+    }
+    CHECK(close_rel(sum, 1.0, 1e-12), "sum %.17g", sum);
+    assert_true(ebb_timing_zipf_prior(1, 1) == 1.0);
+    CHECK(close_rel(ebb_timing_zipf_prior(3, 2), 1.0 / (2 * (1 + 0.5 + 1.0 / 3)),
+                    1e-15),
+          "|U| = 3");
+    /* the asymptotic harmonic number, just above the summed range */
+    double h65 = 0.0;
+    for (unsigned x = 65; x >= 1; x--)
+        h65 += 1.0 / x;
+    CHECK(close_rel(ebb_timing_zipf_prior(65, 1), 1.0 / h65, 1e-15), "H_65");
+    assert_true(isnan(ebb_timing_zipf_prior(0, 1)));
+    assert_true(isnan(ebb_timing_zipf_prior(10, 0)));
+    assert_true(isnan(ebb_timing_zipf_prior(10, 11)));
+}
+
+/* ------------------------------------------------------------------------ */
+/* Decisions                                                                */
+/* ------------------------------------------------------------------------ */
+
+static ebb_timing_answer infer_ok(const ebb_timing_params *params,
+                                  const ebb_timing_model *model,
+                                  const ebb_timing_evidence *ev,
+                                  const ebb_timing_query *query)
+{
+    ebb_timing_answer answer;
+    assert_int_equal(ebb_timing_infer_evidence(params, model, ev, query,
+                                               &answer),
+                     EBB_OK);
+    return answer;
+}
+
+static void test_decisions(void **state)
+{
+    (void)state;
+    ebb_timing_params params;
+    assert_int_equal(ebb_timing_params_init(1000, 200, 4, 8, 10, 3, &params),
+                     EBB_OK);
+    ebb_timing_model model = {.kind = EBB_TIMING_MODEL_UNIFORM,
+                              .universe = 1000};
+    ebb_timing_evidence mid = {.r = 4, .c = 2, .lambda = 80, .b = 3};
+    ebb_timing_query query = {.prior = 0.0, .cost_fp = 1.0, .cost_fn = 1.0};
+    double post = infer_ok(&params, &model, &mid, &query).posterior;
+    assert_true(post > 0.01 && post < 0.99);
+
+    /* tie: $FP (1 - P) = $FN P exactly (a b = b a in IEEE) -> Pos */
+    query.cost_fp = post;
+    query.cost_fn = 1.0 - post;
+    assert_true(infer_ok(&params, &model, &mid, &query).decision);
+    query.cost_fp = nextafter(post, 1.0);
+    assert_false(infer_ok(&params, &model, &mid, &query).decision);
+    query.cost_fp = post;
+    query.cost_fn = nextafter(1.0 - post, 0.0);
+    assert_false(infer_ok(&params, &model, &mid, &query).decision);
+    /* both costs zero: a tie at 0 -> Pos */
+    query.cost_fp = 0.0;
+    query.cost_fn = 0.0;
+    assert_true(infer_ok(&params, &model, &mid, &query).decision);
+
+    /* expired: P = 0, Pos only when a false positive costs nothing */
+    ebb_timing_evidence old = {.expired = true, .r = 4, .c = 1, .b = 3};
+    query.cost_fp = 1.0;
+    query.cost_fn = 1e300;
+    ebb_timing_answer a = infer_ok(&params, &model, &old, &query);
+    assert_true(a.posterior == 0.0);
+    assert_false(a.decision);
+    assert_false(a.standard);
+    query.cost_fp = 0.0;
+    assert_true(infer_ok(&params, &model, &old, &query).decision);
+
+    /* a fresh item: a false negative costs nothing -> Neg unless $FP is 0
+     * too */
+    ebb_timing_evidence fresh = {.r = 4, .c = 4, .lambda = 1, .b = 3};
+    query.cost_fp = 1.0;
+    query.cost_fn = 0.0;
+    a = infer_ok(&params, &model, &fresh, &query);
+    assert_true(a.posterior > 0.9 && a.posterior < 1.0);
+    assert_false(a.decision);
+    assert_true(a.standard);
+    /* the shorter window w' < w lowers the posterior of an old timer */
+    query.cost_fn = 1.0;
+    ebb_timing_query shorter = query;
+    shorter.window = 500;
+    double full = infer_ok(&params, &model, &mid, &query).posterior;
+    double part = infer_ok(&params, &model, &mid, &shorter).posterior;
+    assert_true(part < full);
+    /* w' entirely before the smallest possible age: 0 */
+    shorter.window = 79 * 10 + 3;
+    assert_true(infer_ok(&params, &model, &mid, &shorter).posterior == 0.0);
+    shorter.window = 79 * 10 + 4;
+    assert_true(infer_ok(&params, &model, &mid, &shorter).posterior > 0.0);
+}
+
+/* ------------------------------------------------------------------------ */
+/* Rejections                                                               */
+/* ------------------------------------------------------------------------ */
+
+static void expect_rejected(const ebb_timing_params *params,
+                            const ebb_timing_model *model,
+                            const ebb_timing_evidence *ev,
+                            const ebb_timing_query *query, const char *what)
+{
+    ebb_timing_answer out, before;
+    memset(&out, 0xA5, sizeof(out));
+    memcpy(&before, &out, sizeof(out));
+    ebb_status status =
+        ebb_timing_infer_evidence(params, model, ev, query, &out);
+    CHECK(status == EBB_EINVAL, "%s: status %d", what, (int)status);
+    CHECK(memcmp(&out, &before, sizeof(out)) == 0, "%s: out written", what);
+}
+
+static void test_rejections(void **state)
+{
+    (void)state;
+    ebb_timing_params params;
+    assert_int_equal(ebb_timing_params_init(1000, 8000, 4, 8, 10, 3, &params),
+                     EBB_OK);
+    /* T_Omega = 100 + 1 + 3 = 104 */
+    ebb_timing_model uniform = {.kind = EBB_TIMING_MODEL_UNIFORM,
+                                .universe = 1000};
+    ebb_timing_evidence ev = {.r = 4, .c = 2, .lambda = 80, .b = 3};
+    ebb_timing_query query = {.prior = 0.01, .cost_fp = 1, .cost_fn = 1};
+    ebb_timing_answer answer;
+    assert_int_equal(ebb_timing_infer_evidence(&params, &uniform, &ev, &query,
+                                               &answer),
+                     EBB_OK);
+
+    /* priors */
+    const double priors[] = {-0.5, 1.0000001, 2.0, NAN, INFINITY, -INFINITY};
+    for (unsigned i = 0; i < sizeof(priors) / sizeof(priors[0]); i++) {
+        ebb_timing_query q = query;
+        q.prior = priors[i];
+        expect_rejected(&params, &uniform, &ev, &q, "prior");
+    }
+    ebb_timing_query none = query;
+    none.prior = 0.0;
+    ebb_timing_model distinct = {.kind = EBB_TIMING_MODEL_DISTINCT};
+    expect_rejected(&params, &distinct, &ev, &none, "no default (distinct)");
+    ebb_timing_model zipf = {.kind = EBB_TIMING_MODEL_ZIPF, .universe = 100};
+    expect_rejected(&params, &zipf, &ev, &none, "no default (zipf)");
+    ebb_timing_model table = {.kind = EBB_TIMING_MODEL_TABLE, .points = 2};
+    table.j[0] = 1;
+    table.d[0] = 1.0;
+    table.j[1] = 100;
+    table.d[1] = 50.0;
+    expect_rejected(&params, &table, &ev, &none, "no default (table)");
+    table.default_prior = 0.002;
+    assert_int_equal(ebb_timing_infer_evidence(&params, &table, &ev, &none,
+                                               &answer),
+                     EBB_OK);
+    assert_int_equal(ebb_timing_infer_evidence(&params, &uniform, &ev, &none,
+                                               &answer),
+                     EBB_OK);
+
+    /* costs */
+    const double costs[] = {-1.0, -1e-300, NAN, INFINITY, -INFINITY};
+    for (unsigned i = 0; i < sizeof(costs) / sizeof(costs[0]); i++) {
+        ebb_timing_query q = query;
+        q.cost_fp = costs[i];
+        expect_rejected(&params, &uniform, &ev, &q, "cost_fp");
+        q = query;
+        q.cost_fn = costs[i];
+        expect_rejected(&params, &uniform, &ev, &q, "cost_fn");
+    }
+
+    /* window */
+    ebb_timing_query q = query;
+    q.window = 1001;
+    expect_rejected(&params, &uniform, &ev, &q, "w' > w");
+    q.window = 1000;
+    assert_int_equal(ebb_timing_infer_evidence(&params, &uniform, &ev, &q,
+                                               &answer),
+                     EBB_OK);
+    q.window = 1;
+    assert_int_equal(ebb_timing_infer_evidence(&params, &uniform, &ev, &q,
+                                               &answer),
+                     EBB_OK);
+
+    /* evidence */
+    ebb_timing_evidence e;
+    e = ev, e.r = 0;
+    expect_rejected(&params, &uniform, &e, &query, "r = 0");
+    e = ev, e.r = 5;
+    expect_rejected(&params, &uniform, &e, &query, "r > k");
+    e = ev, e.c = 5;
+    expect_rejected(&params, &uniform, &e, &query, "c > r");
+    e = ev, e.c = 0;
+    expect_rejected(&params, &uniform, &e, &query, "c = 0");
+    e = ev, e.expired = true, e.c = 5;
+    expect_rejected(&params, &uniform, &e, &query, "expired, c > r");
+    e = ev, e.lambda = 105;
+    expect_rejected(&params, &uniform, &e, &query, "lambda > T_Omega");
+    e = ev, e.lambda = 104;
+    assert_int_equal(ebb_timing_infer_evidence(&params, &uniform, &e, &query,
+                                               &answer),
+                     EBB_OK);
+    assert_true(answer.posterior == 0.0 && !answer.standard);
+    e = ev, e.b = 10;
+    expect_rejected(&params, &uniform, &e, &query, "b >= B");
+    e = ev, e.lambda = 0, e.c = 3;
+    expect_rejected(&params, &uniform, &e, &query, "lambda = 0, c < r");
+    e = ev, e.lambda = 0, e.c = 4, e.b = 0;
+    expect_rejected(&params, &uniform, &e, &query, "lambda = 0, b = 0");
+    e = ev, e.lambda = 1, e.c = 3, e.b = 0;
+    expect_rejected(&params, &uniform, &e, &query, "lambda = 1, b = 0, c < r");
+    e = ev, e.lambda = 1, e.c = 4, e.b = 0;
+    assert_int_equal(ebb_timing_infer_evidence(&params, &uniform, &e, &query,
+                                               &answer),
+                     EBB_OK);
+
+    /* the TBF (B = 1): b is always 0, so lambda = 0 never occurs */
+    ebb_timing_params tbf;
+    assert_int_equal(ebb_timing_params_init(100, 800, 4, 8, 1, 3, &tbf),
+                     EBB_OK);
+    e = (ebb_timing_evidence){.r = 4, .c = 4, .lambda = 0, .b = 0};
+    expect_rejected(&tbf, &uniform, &e, &query, "TBF lambda = 0");
+    e.b = 1;
+    expect_rejected(&tbf, &uniform, &e, &query, "TBF b = 1");
+
+    /* invalid params, models, NULLs */
+    ebb_timing_params bad = params;
+    bad.block = 0;
+    expect_rejected(&bad, &uniform, &ev, &query, "B = 0");
+    bad = params;
+    bad.timer_bits = 3; /* 2^3 < T_Omega + 2 */
+    expect_rejected(&bad, &uniform, &ev, &query, "bpt too small");
+    ebb_timing_model bad_model = {.kind = EBB_TIMING_MODEL_UNIFORM};
+    expect_rejected(&params, &bad_model, &ev, &query, "|U| = 0");
+    expect_rejected(NULL, &uniform, &ev, &query, "params NULL");
+    expect_rejected(&params, NULL, &ev, &query, "model NULL");
+    expect_rejected(&params, &uniform, NULL, &query, "evidence NULL");
+    expect_rejected(&params, &uniform, &ev, NULL, "query NULL");
+    assert_int_equal(ebb_timing_infer_evidence(&params, &uniform, &ev, &query,
+                                               NULL),
+                     EBB_EINVAL);
+}
+
+/* ------------------------------------------------------------------------ */
+/* On a filter                                                              */
+/* ------------------------------------------------------------------------ */
+
+static bool same_answer(const ebb_timing_answer *a,
+                        const ebb_timing_answer *b)
+{
+    return a->standard == b->standard && a->posterior == b->posterior &&
+           a->expected_age == b->expected_age &&
+           a->likely_age == b->likely_age && a->decision == b->decision;
+}
+
+static void test_filter_queries(void **state)
+{
+    (void)state;
+    ebb_timing_params params;
+    assert_int_equal(ebb_timing_choose_paper(2000, 10.0, 5, &params), EBB_OK);
+    ebb_timing_model model = {.kind = EBB_TIMING_MODEL_UNIFORM,
+                              .universe = 3000};
+    ebb_timing *filter = NULL;
+    assert_int_equal(ebb_timing_create(&params, &model, 99, &filter), EBB_OK);
+    uint64_t rng = 5;
+    ebb_timing_query query = {.prior = 0.0, .cost_fp = 2.0, .cost_fn = 3.0};
+    unsigned seen[2] = {0};
+    for (unsigned n = 0; n < 20000; n++) {
+        support_key key = support_key_make(KEYS_INSERTED, draw(&rng, 0, 2999));
+        ebb_hash128 hash = ebb_hash(key.bytes, sizeof key.bytes, 99);
+        ebb_timing_evidence ev;
+        ebb_timing_observe_hash(filter, hash, &ev);
+        ebb_timing_answer want, by_hash, by_key;
+        query.window = n % 3 == 0 ? 0 : draw(&rng, 1, params.window);
+        assert_int_equal(ebb_timing_infer_evidence(&params, &model, &ev,
+                                                   &query, &want),
+                         EBB_OK);
+        assert_int_equal(ebb_timing_infer_hash(filter, hash, &query, &by_hash),
+                         EBB_OK);
+        assert_int_equal(ebb_timing_infer(filter, key.bytes, sizeof key.bytes,
+                                          &query, &by_key),
+                         EBB_OK);
+        assert_true(same_answer(&want, &by_hash));
+        assert_true(same_answer(&want, &by_key));
+        assert_true(want.standard == ebb_timing_contains_hash(filter, hash));
+        seen[want.standard]++;
+        ebb_timing_add_hash(filter, hash);
+    }
+    assert_true(seen[0] > 1000 && seen[1] > 1000);
+    /* a model without a default prior: a query must give one */
+    ebb_timing_model distinct = {.kind = EBB_TIMING_MODEL_DISTINCT};
+    assert_int_equal(ebb_timing_set_model(filter, &distinct), EBB_OK);
+    ebb_timing_answer out, before;
+    memset(&out, 0x5A, sizeof out);
+    before = out;
+    assert_int_equal(ebb_timing_infer(filter, "x", 1, &query, &out),
+                     EBB_EINVAL);
+    assert_memory_equal(&out, &before, sizeof out);
+    query.prior = 1e-3;
+    assert_int_equal(ebb_timing_infer(filter, "x", 1, &query, &out), EBB_OK);
+    ebb_timing_destroy(filter);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_closed_forms_against_sums),
+        cmocka_unit_test(test_tiny_priors),
+        cmocka_unit_test(test_certain_prior),
+        cmocka_unit_test(test_classic_posterior),
+        cmocka_unit_test(test_distinct_exact_models),
+        cmocka_unit_test(test_distinct_zipf),
+        cmocka_unit_test(test_distinct_table),
+        cmocka_unit_test(test_zipf_prior),
+        cmocka_unit_test(test_decisions),
+        cmocka_unit_test(test_rejections),
+        SUPPORT_TEST(test_filter_queries, support_setup_counting),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
