@@ -166,3 +166,19 @@ int cli_report_unexpected_operand(const char *program, const char *operand)
     cli_error(program, "unexpected argument '%s'", operand);
     return CLI_EXIT_USAGE;
 }
+
+void cli_quote_bytes(const char *bytes, size_t length, char *out)
+{
+    size_t shown = length < CLI_QUOTE_BYTES ? length : CLI_QUOTE_BYTES;
+    char *p = out;
+    for (size_t i = 0; i < shown; i++) {
+        unsigned char c = (unsigned char)bytes[i];
+        if (c >= 0x20 && c < 0x7f && c != '\'' && c != '\\')
+            *p++ = (char)c;
+        else
+            p += sprintf(p, "\\x%02x", c);
+    }
+    if (shown < length)
+        p += sprintf(p, "...");
+    *p = '\0';
+}

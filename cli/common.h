@@ -11,6 +11,7 @@
 #define EBB_CLI_COMMON_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 /* Exit statuses of every subcommand. */
@@ -73,6 +74,16 @@ bool cli_parse_real(const char *text, double *out);
  * subcommand's optstring must start with ':' and opterr must be 0), as one
  * line, and returns CLI_EXIT_USAGE. */
 int cli_report_getopt_error(const char *program, int result, char **argv);
+
+/* The most bytes of an input quoted in a message, and the room the
+ * quoted text needs. */
+#define CLI_QUOTE_BYTES 64u
+#define CLI_QUOTE_SIZE (4u * CLI_QUOTE_BYTES + 4u)
+
+/* Copies bytes into out as printable text for a one-line message: other
+ * bytes (and the quote and backslash) as \xHH, at most CLI_QUOTE_BYTES of
+ * the input, "..." after a cut. out needs CLI_QUOTE_SIZE bytes. */
+void cli_quote_bytes(const char *bytes, size_t length, char *out);
 
 /* Reports an operand a subcommand does not accept. Returns CLI_EXIT_USAGE. */
 int cli_report_unexpected_operand(const char *program, const char *operand);

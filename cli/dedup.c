@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * dedup.c: `ebb dedup`, drop lines that occurred recently: among the
- * previous N lines (an APBF, --window), within the previous DUR of time
- * (a TLBF, --time-window), or, in fixed memory without a window, as far
- * back as a stable filter remembers (--stable).
+ * previous N lines (an APBF, --window, or a Block Timing Bloom filter,
+ * --timing), within the previous DUR of time (a TLBF, --time-window), or,
+ * in fixed memory without a window, as far back as a stable filter
+ * remembers (--stable).
  *
  * This file reads the command line and runs the steps: open the filter
  * (dedup_filter.c: created, or loaded from --state), answer every line
@@ -22,6 +23,7 @@
 
 #include "common.h"
 #include "dedup.h"
+#include "lines.h"
 #include "subcommands.h"
 #include "units.h"
 
@@ -29,13 +31,8 @@
 
 #include <getopt.h>
 #include <inttypes.h>
-#include <signal.h>
 #include <stdio.h>
 #include <string.h>
-#include <unistd.h>
-
-/* One write system call per MiB of output, not per line. */
-#define OUTPUT_BUFFER_BYTES ((size_t)1 << 20)
 
 /* getopt_long values of dedup's own options without a short form
  * character. */
@@ -99,6 +96,27 @@ static void print_stable_usage(FILE *out)
             DEDUP_DEFAULT_FP, EBB_STABLE_MAX_CELL_BITS, EBB_STABLE_MAX_K);
 }
 
+/* The timing filter's part of --help. */
+static void print_timing_usage(FILE *out)
+{
+    fprintf(out,
+            "Timing filters (the same count window of N lines, as a Block\n"
+            "Timing Bloom filter: timers instead of generations; 'ebb params\n"
+            "--timing' shows the shape, 'ebb recent' the probabilities):\n"
+            "  --timing       a Block Timing Bloom filter for --window N\n"
+            "  --bits-per-item X\n"
+            "                 the paper's sizing: X bits per window line, timers\n"
+            "                 of max(k, 3) bits; implies --timing\n"
+            "  --k K          with --bits-per-item: timers per line (1..%u;\n"
+            "                 default: the k of lowest false-positive rate)\n"
+            "  --memory SIZE  with --timing: the lowest false-positive rate in\n"
+            "                 SIZE bytes of timers\n"
+            "  --fp P         with --timing: the least memory for the rate P\n"
+            "                 (the default, %g, when none of the three is given)\n"
+            "\n",
+            EBB_TIMING_MAX_K, DEDUP_DEFAULT_FP);
+}
+
 static void print_usage(FILE *out)
 {
     fprintf(out,
@@ -108,6 +126,9 @@ static void print_usage(FILE *out)
             "       ebb dedup --time-window DUR [--rate R] [--max-memory BYTES]\n"
             "                 [--policy refuse|evict] [--fp P] [--max-npws F]\n"
             "                 [--time-field N] [--time-format FORMAT]\n"
+            "                 [LINE OPTIONS] [FILE...]\n"
+            "       ebb dedup --timing [--window N]\n"
+            "                 [--bits-per-item X [--k K] | --memory SIZE | --fp P]\n"
             "                 [LINE OPTIONS] [FILE...]\n"
             "       ebb dedup --stable [--memory SIZE] [--fp P] [--cell-bits d]\n"
             "                 [--cells M --cell-bits d --k K --p P]\n"
@@ -173,6 +194,7 @@ static void print_usage(FILE *out)
             DEDUP_DEFAULT_WINDOW, DEDUP_DEFAULT_FP,
             EBB_APBF_BLOCKED_MAX_NPWS, EBB_APBF_BLOCKED_MAX_ACCESSES,
             CLI_DEFAULT_BLOCK_BITS, DEDUP_DEFAULT_RATE);
+    print_timing_usage(out);
     print_stable_usage(out);
     fprintf(out,
             "Line options:\n"
@@ -196,14 +218,7 @@ static void print_usage(FILE *out)
 static int parse_field_number(const char *option, const char *text,
                               uint32_t *out)
 {
-    uint64_t value;
-    if (cli_parse_positive_integer(text, &value) != CLI_NUMBER_OK ||
-        value > UINT32_MAX)
-        return cli_invalid_value(DEDUP_PROGRAM, option, text,
-                                 "must be a field number from 1 to "
-                                 "4294967295");
-    *out = (uint32_t)value;
-    return DEDUP_CONTINUE;
+    return cli_parse_field_number(DEDUP_PROGRAM, option, text, out);
 }
 
 /* The options of time windows that only dedup takes. */
@@ -279,6 +294,9 @@ static int apply_option(int option, const char *value, void *context)
         if (cli_is_stable_option(option))
             return cli_apply_stable_option(DEDUP_PROGRAM, option, value,
                                            &opts->stable);
+        if (cli_is_timing_option(option))
+            return cli_apply_timing_option(DEDUP_PROGRAM, option, value,
+                                           &opts->timing);
         return cli_apply_sizing_option(DEDUP_PROGRAM, option, value,
                                        &opts->sizing);
     }
@@ -333,6 +351,13 @@ static const char *count_option_given(const dedup_options *opts)
  * so dedup_filter.c checks that. */
 static int check_combinations(const dedup_options *opts)
 {
+    const char *option, *value;
+    if (dedup_timing_requested(opts) &&
+        dedup_non_timing_option_given(opts, &option, &value)) {
+        cli_error(DEDUP_PROGRAM, "%s cannot be combined with --timing",
+                  option);
+        return CLI_EXIT_USAGE;
+    }
     const char *count_option = count_option_given(opts);
     if (opts->sizing.have_time_window && count_option != NULL) {
         cli_error(DEDUP_PROGRAM, "%s cannot be combined with --time-window",
@@ -353,6 +378,23 @@ static int check_combinations(const dedup_options *opts)
     return check_stable_combinations(opts);
 }
 
+/* With --timing (or --bits-per-item), --k and --memory, which the stable
+ * options read, are the timing filter's. Returns DEDUP_CONTINUE or the
+ * exit status. */
+static int take_timing_options(dedup_options *opts)
+{
+    if (!dedup_timing_requested(opts))
+        return DEDUP_CONTINUE;
+    cli_stable_options *s = &opts->stable;
+    cli_timing_take_k(&opts->timing, s->have_k, s->k_text);
+    cli_timing_take_memory(&opts->timing, s->have_memory, s->memory,
+                           s->memory_text);
+    s->have_k = false;
+    s->have_memory = false;
+    return cli_timing_check(DEDUP_PROGRAM, &opts->timing,
+                            opts->sizing.have_fp);
+}
+
 /* Returns DEDUP_CONTINUE or the exit status. */
 static int parse_command_line(int argc, char **argv, dedup_options *opts)
 {
@@ -360,6 +402,7 @@ static int parse_command_line(int argc, char **argv, dedup_options *opts)
         CLI_SIZING_LONG_OPTIONS,
         CLI_STABLE_LONG_OPTIONS,
         CLI_STABLE_DEDUP_LONG_OPTIONS,
+        CLI_TIMING_LONG_OPTIONS,
         {"k", required_argument, NULL, CLI_STABLE_OPTION_K},
         {"importance-field", required_argument, NULL,
          OPTION_IMPORTANCE_FIELD},
@@ -392,6 +435,9 @@ static int parse_command_line(int argc, char **argv, dedup_options *opts)
         return status;
     opts->inputs = argv + optind;
     opts->input_count = argc - optind;
+    status = take_timing_options(opts);
+    if (status != DEDUP_CONTINUE)
+        return status;
     status = cli_stable_parse_k(DEDUP_PROGRAM, &opts->stable);
     if (status != DEDUP_CONTINUE)
         return status;
@@ -414,10 +460,7 @@ int ebb_cli_dedup(int argc, char **argv)
     /* Write errors are reported through errno (EPIPE), not a signal, and
      * a file-size limit gives EFBIG instead of killing us half-way through
      * saving the state. */
-    signal(SIGPIPE, SIG_IGN);
-    signal(SIGXFSZ, SIG_IGN);
-    if (!isatty(STDOUT_FILENO))
-        setvbuf(stdout, NULL, _IOFBF, OUTPUT_BUFFER_BYTES);
+    cli_prepare_output();
 
     dedup_counts counts;
     memset(&counts, 0, sizeof counts);

@@ -7,13 +7,16 @@
  *                   against the options, saved, and its --stats
  *   dedup_stable.c  the stable filter (--stable): created, checked
  *                   against a state, its --stats
+ *   dedup_timing.c  the Block Timing Bloom filter (--timing): created,
+ *                   checked against a state, its --stats
  *   dedup_stream.c  reading lines, their keys, times and importances,
  *                   answering them
  *
- * Three kinds of filter answer "did this line occur recently?": an APBF
- * for a window of N lines (--window, the default), a TLBF for a window of
- * time (--time-window), and a stable filter in fixed memory with no window
- * at all (--stable), which forgets at random.
+ * Four kinds of filter answer "did this line occur recently?": an APBF
+ * for a window of N lines (--window, the default), a Block Timing Bloom
+ * filter for the same window (--timing), a TLBF for a window of time
+ * (--time-window), and a stable filter in fixed memory with no window at
+ * all (--stable), which forgets at random.
  */
 #ifndef EBB_CLI_DEDUP_H
 #define EBB_CLI_DEDUP_H
@@ -21,6 +24,7 @@
 #include "options.h"
 #include "stable_options.h"
 #include "timestamp.h"
+#include "timing_options.h"
 
 #include <ebb/ebb.h>
 
@@ -63,6 +67,10 @@ typedef struct dedup_options {
     uint32_t importance_field; /* 0: none (a plain stable filter) */
     const char *importance_field_text;
 
+    /* Timing filters: --timing, --bits-per-item, and --k and --memory
+     * once handed over from the stable options (dedup_timing_requested). */
+    cli_timing_options timing;
+
     /* Lines. */
     uint32_t key_field; /* 0: the key is the line (less its time or
                            importance field) */
@@ -82,7 +90,8 @@ typedef struct dedup_options {
 typedef enum dedup_kind {
     DEDUP_COUNT_WINDOW,
     DEDUP_TIME_WINDOW,
-    DEDUP_STABLE
+    DEDUP_STABLE,
+    DEDUP_TIMING
 } dedup_kind;
 
 typedef struct dedup_filter {
@@ -90,6 +99,7 @@ typedef struct dedup_filter {
     ebb_apbf *apbf; /* DEDUP_COUNT_WINDOW */
     ebb_tlbf *tlbf; /* DEDUP_TIME_WINDOW  */
     ebb_stable *stable; /* DEDUP_STABLE   */
+    ebb_timing *timing; /* DEDUP_TIMING   */
     bool loaded;    /* from --state, not created by this run */
     uint64_t evicted_before; /* TLBF slices evicted before this run */
     bool evicts;             /* TLBF with the EVICT policy */
@@ -139,6 +149,22 @@ bool dedup_window_option_given(const dedup_options *opts, const char **option,
 /* After the filter is open: the counters --stats reports per run. */
 int dedup_prepare_stable(const dedup_options *opts, dedup_filter *filter);
 void dedup_print_stable_stats(const dedup_filter *filter,
+                              const dedup_counts *counts);
+
+/* dedup_timing.c. Each int function returns DEDUP_CONTINUE or the exit
+ * status. */
+/* --timing, or --bits-per-item, which implies it. */
+bool dedup_timing_requested(const dedup_options *opts);
+/* The options a timing filter never takes (time windows, stable filters,
+ * blocked slices, NPWS and access bounds): the first given, with its text
+ * ("" for none), or false. */
+bool dedup_non_timing_option_given(const dedup_options *opts,
+                                   const char **option, const char **value);
+int dedup_create_timing(const dedup_options *opts, dedup_filter *filter);
+int dedup_check_timing_state(const dedup_options *opts, const char *path,
+                             dedup_filter *filter);
+void dedup_print_timing_stats(const dedup_options *opts,
+                              const dedup_filter *filter,
                               const dedup_counts *counts);
 
 /* dedup_stream.c: answers every line of the inputs. */

@@ -5,7 +5,8 @@
  * a successful run, and described by --stats.
  *
  * A state file records its kind: a count window (APBF, snapshot families 1
- * and 2), a time window (TLBF, family 3) or a stable filter (dedup_stable.c). The kind and shape come from
+ * and 2), a time window (TLBF, family 3), a stable filter (dedup_stable.c)
+ * or a timing filter (dedup_timing.c). The kind and shape come from
  * the file, so options describing them may be left out; given, they must
  * agree, because silently ignoring them would hide a changed window, error
  * rate or memory limit. Options that only say how to read this run's input
@@ -20,7 +21,6 @@
 #include "state_file.h"
 #include "units.h"
 
-#include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -84,9 +84,7 @@ static int create_count_filter(const dedup_options *opts, ebb_apbf **filter)
 static int disagrees(const char *option, const char *value, const char *path,
                      const char *what)
 {
-    cli_error(DEDUP_PROGRAM, "%s%s%s disagrees with the state in '%s' (%s)",
-              option, value[0] != '\0' ? " " : "", value, path, what);
-    return CLI_EXIT_USAGE;
+    return cli_disagrees(DEDUP_PROGRAM, option, value, path, what);
 }
 
 int dedup_disagrees(const char *option, const char *value, const char *path,
@@ -178,7 +176,8 @@ static int check_count_state(const dedup_options *opts, const char *path,
 {
     const char *option, *value;
     if (first_time_option(opts, &option, &value) ||
-        dedup_stable_option_given(opts, &option, &value))
+        dedup_stable_option_given(opts, &option, &value) ||
+        cli_timing_option_given(&opts->timing, &option, &value))
         return disagrees(option, value, path, "a count-window filter");
     ebb_apbf_stats stats;
     ebb_apbf_get_stats(filter, &stats);
@@ -280,7 +279,8 @@ static int check_time_state(const dedup_options *opts, const char *path,
 {
     const char *option, *value;
     if (first_count_option(opts, &option, &value) ||
-        dedup_stable_option_given(opts, &option, &value))
+        dedup_stable_option_given(opts, &option, &value) ||
+        cli_timing_option_given(&opts->timing, &option, &value))
         return disagrees(option, value, path, "a time-window filter");
     ebb_tlbf_stats stats;
     ebb_tlbf_get_stats(filter, &stats);
@@ -332,13 +332,10 @@ static int load_state(const char *path, dedup_filter *filter)
 {
     unsigned char *snapshot = NULL;
     size_t length = 0;
-    int error = cli_read_whole_file(path, &snapshot, &length);
-    if (error == ENOENT)
-        return DEDUP_CONTINUE;
-    if (error != 0) {
-        cli_error(DEDUP_PROGRAM, "%s: %s", path, strerror(error));
-        return CLI_EXIT_IO;
-    }
+    bool found;
+    int read = cli_read_state(DEDUP_PROGRAM, path, &snapshot, &length, &found);
+    if (read != DEDUP_CONTINUE || !found)
+        return read;
     /* The loaders check the family after the magic and the version, so a
      * snapshot of the other kind is told apart from a damaged one. */
     ebb_status status = ebb_apbf_load(snapshot, length, &filter->apbf);
@@ -351,6 +348,10 @@ static int load_state(const char *path, dedup_filter *filter)
     if (status == EBB_EFAMILY) {
         status = ebb_stable_load(snapshot, length, &filter->stable);
         filter->kind = DEDUP_STABLE;
+    }
+    if (status == EBB_EFAMILY) {
+        status = ebb_timing_load(snapshot, length, &filter->timing);
+        filter->kind = DEDUP_TIMING;
     }
     free(snapshot);
     if (status != EBB_OK) {
@@ -393,6 +394,8 @@ static int check_state(const dedup_options *opts, dedup_filter *filter)
         return check_count_state(opts, opts->state_path, filter->apbf);
     case DEDUP_TIME_WINDOW:
         return check_time_state(opts, opts->state_path, filter->tlbf);
+    case DEDUP_TIMING:
+        return dedup_check_timing_state(opts, opts->state_path, filter);
     default:
         return dedup_check_stable_state(opts, opts->state_path, filter);
     }
@@ -411,6 +414,9 @@ int dedup_open_filter(const dedup_options *opts, dedup_filter *filter)
     } else if (opts->stable.stable) {
         filter->kind = DEDUP_STABLE;
         status = dedup_create_stable(opts, filter);
+    } else if (dedup_timing_requested(opts)) {
+        filter->kind = DEDUP_TIMING;
+        status = dedup_create_timing(opts, filter);
     } else if (opts->sizing.have_time_window) {
         filter->kind = DEDUP_TIME_WINDOW;
         status = reject_stable_options(opts);
@@ -446,10 +452,12 @@ void dedup_close_filter(dedup_filter *filter)
     ebb_apbf_destroy(filter->apbf);
     ebb_tlbf_destroy(filter->tlbf);
     ebb_stable_destroy(filter->stable);
+    ebb_timing_destroy(filter->timing);
     free(filter->level_counts);
     filter->apbf = NULL;
     filter->tlbf = NULL;
     filter->stable = NULL;
+    filter->timing = NULL;
     filter->level_counts = NULL;
 }
 
@@ -460,6 +468,8 @@ static size_t snapshot_size(const dedup_filter *filter)
         return ebb_apbf_snapshot_size(filter->apbf);
     case DEDUP_TIME_WINDOW:
         return ebb_tlbf_snapshot_size(filter->tlbf);
+    case DEDUP_TIMING:
+        return ebb_timing_snapshot_size(filter->timing);
     default:
         return ebb_stable_snapshot_size(filter->stable);
     }
@@ -473,6 +483,8 @@ static ebb_status save_snapshot(const dedup_filter *filter,
         return ebb_apbf_save(filter->apbf, bytes, length, NULL);
     case DEDUP_TIME_WINDOW:
         return ebb_tlbf_save(filter->tlbf, bytes, length, NULL);
+    case DEDUP_TIMING:
+        return ebb_timing_save(filter->timing, bytes, length, NULL);
     default:
         return ebb_stable_save(filter->stable, bytes, length, NULL);
     }
@@ -503,21 +515,9 @@ int dedup_save_filter(const char *path, const dedup_filter *filter)
                   ebb_strerror(status));
         return CLI_EXIT_IO;
     }
-    int error = cli_replace_file(path, snapshot, length);
+    int saved = cli_save_state(DEDUP_PROGRAM, path, snapshot, length);
     free(snapshot);
-    if (error != 0) {
-        cli_error(DEDUP_PROGRAM, "%s: cannot save state: %s", path,
-                  strerror(error));
-        return CLI_EXIT_IO;
-    }
-    /* The new state is in place; only its durability is in doubt. */
-    error = cli_sync_parent_directory(path);
-    if (error != 0) {
-        cli_error(DEDUP_PROGRAM, "%s: state saved, but syncing its directory "
-                  "failed: %s", path, strerror(error));
-        return CLI_EXIT_IO;
-    }
-    return DEDUP_CONTINUE;
+    return saved;
 }
 
 /* ------------------------------------------------------------------------ */
@@ -596,6 +596,8 @@ void dedup_print_stats(const dedup_options *opts, const dedup_filter *filter,
         print_count_stats(opts, filter->apbf, counts, filter->loaded);
     else if (filter->kind == DEDUP_TIME_WINDOW)
         print_time_stats(opts, filter, counts);
+    else if (filter->kind == DEDUP_TIMING)
+        dedup_print_timing_stats(opts, filter, counts);
     else
         dedup_print_stable_stats(filter, counts);
 }

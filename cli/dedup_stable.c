@@ -61,7 +61,9 @@ bool dedup_window_option_given(const dedup_options *opts, const char **option,
             *value = window_options[i].value;
             return true;
         }
-    return false;
+    /* A timing filter's options (--k and --memory only once handed over
+     * to it). */
+    return cli_timing_option_given(&opts->timing, option, value);
 }
 
 bool dedup_stable_option_given(const dedup_options *opts, const char **option,

@@ -20,8 +20,9 @@
  * window hands the batch to ebb_apbf_check_and_add_batch, which overlaps
  * the memory accesses and gives exactly the one-at-a-time answers; a
  * stable filter to ebb_stable_test_and_add_batch, with the same promise
- * (answers and final state, generator included). A time window answers
- * line by line: contains at the line's time, then add.
+ * (answers and final state, generator included). A timing filter hashes
+ * the batch in one call, then asks and adds line by line, as does a time
+ * window: contains at the line's time, then add.
  *
  * Stable filters with an importance field: the field is parsed as a
  * decimal number as the line is read, and ebb_stable_level says which
@@ -42,6 +43,7 @@
 
 #include "common.h"
 #include "dedup.h"
+#include "lines.h"
 #include "units.h"
 
 #include <errno.h>
@@ -57,12 +59,6 @@
  * each line is answered as soon as it is read. */
 #define BATCH_LINES 256u
 #define BATCH_BYTES ((size_t)1 << 16)
-
-/* Large buffers: one read system call per 256 KiB, not per line. */
-#define INPUT_BUFFER_BYTES ((size_t)1 << 18)
-
-/* The longest part of a bad field quoted in a message. */
-#define QUOTE_BYTES 64u
 
 /* Lines read but not yet answered: their bytes one after the other in
  * arena (each with its '\n', if it had one, and its key after it when the
@@ -122,28 +118,7 @@ typedef struct read_line {
  * message; any other write error is. */
 static int report_write_error(int error)
 {
-    if (error != EPIPE)
-        cli_error(DEDUP_PROGRAM, "write error: %s", strerror(error));
-    return CLI_EXIT_IO;
-}
-
-/* Copies bytes into out as printable text for a one-line message: other
- * bytes (and the quote and backslash) as \xHH, at most QUOTE_BYTES of the
- * input, "..." after a cut. out needs 4 * QUOTE_BYTES + 4 bytes. */
-static void quote_bytes(const char *bytes, size_t length, char *out)
-{
-    size_t shown = length < QUOTE_BYTES ? length : QUOTE_BYTES;
-    char *p = out;
-    for (size_t i = 0; i < shown; i++) {
-        unsigned char c = (unsigned char)bytes[i];
-        if (c >= 0x20 && c < 0x7f && c != '\'' && c != '\\')
-            *p++ = (char)c;
-        else
-            p += sprintf(p, "\\x%02x", c);
-    }
-    if (shown < length)
-        p += sprintf(p, "...");
-    *p = '\0';
+    return cli_write_error(DEDUP_PROGRAM, error);
 }
 
 static const char *fields_word(uint32_t count)
@@ -168,8 +143,8 @@ static void report_bad_time(const dedup_run *run, cli_time_result result,
         report_missing_field(run, "time", opts->time_field, line);
         return;
     }
-    char text[4 * QUOTE_BYTES + 4];
-    quote_bytes(line->bytes + span->start, span->length, text);
+    char text[CLI_QUOTE_SIZE];
+    cli_quote_bytes(line->bytes + span->start, span->length, text);
     const char *format = cli_time_format_name(opts->time_format);
     if (result == CLI_TIME_RANGE)
         cli_error(DEDUP_PROGRAM, "%s: line %" PRIu64 ": time field %" PRIu32
@@ -183,18 +158,18 @@ static void report_bad_time(const dedup_run *run, cli_time_result result,
 }
 
 /* "importance field N '7'": the field's text, quoted. out needs
- * 4 * QUOTE_BYTES + 4 bytes. */
+ * CLI_QUOTE_SIZE bytes. */
 static void quote_field(const read_line *line, const cli_field *field,
                         char *out)
 {
-    quote_bytes(line->bytes + field->start, field->length, out);
+    cli_quote_bytes(line->bytes + field->start, field->length, out);
 }
 
 static void report_bad_importance(const dedup_run *run, const read_line *line,
                                   const cli_field *field, bool out_of_range)
 {
     const dedup_options *opts = run->opts;
-    char text[4 * QUOTE_BYTES + 4];
+    char text[CLI_QUOTE_SIZE];
     quote_field(line, field, text);
     if (!out_of_range) {
         cli_error(DEDUP_PROGRAM, "%s: line %" PRIu64 ": cannot parse "
@@ -477,6 +452,35 @@ static int answer_stable_batch(dedup_run *run, size_t n)
     return DEDUP_CONTINUE;
 }
 
+/* Timing filters: hashes the good lines in one call, then asks and adds
+ * each in order (a line repeated within the batch must see its earlier
+ * copy), and prints in order. */
+static int answer_timing_batch(dedup_run *run, size_t n)
+{
+    line_batch *batch = run->batch;
+    ebb_timing *filter = run->filter->timing;
+    size_t good = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (batch->bad[i])
+            continue;
+        batch->key[good] = batch->arena + batch->key_start[i];
+        batch->good_length[good++] = batch->key_length[i];
+    }
+    ebb_timing_hash_batch(filter, batch->key, batch->good_length, good,
+                          batch->hash);
+    for (size_t j = 0; j < good; j++) {
+        batch->seen[j] = ebb_timing_contains_hash(filter, batch->hash[j]);
+        ebb_timing_add_hash(filter, batch->hash[j]);
+    }
+    for (size_t i = 0, j = 0; i < n; i++) {
+        bool seen = batch->bad[i] ? false : batch->seen[j++];
+        int status = emit_line(run, i, seen);
+        if (status != DEDUP_CONTINUE)
+            return status;
+    }
+    return DEDUP_CONTINUE;
+}
+
 static void warn_refused(dedup_run *run, uint64_t number)
 {
     if (run->refusal_reported)
@@ -568,6 +572,9 @@ static int flush_batch(dedup_run *run)
     case DEDUP_TIME_WINDOW:
         status = answer_time_batch(run, n);
         break;
+    case DEDUP_TIMING:
+        status = answer_timing_batch(run, n);
+        break;
     default:
         status = answer_stable_batch(run, n);
         break;
@@ -591,7 +598,6 @@ static int take_line(dedup_run *run, const char *bytes, size_t length)
     line.text_length =
         length > 0 && bytes[length - 1] == '\n' ? length - 1 : length;
     line.time = 0;
-    run->line_number++;
     run->counts->lines_read++;
     if (!examine_line(run, &line)) {
         int status = flush_batch(run);
@@ -607,56 +613,23 @@ static int take_line(dedup_run *run, const char *bytes, size_t length)
     return batch_full(run->batch) ? flush_batch(run) : DEDUP_CONTINUE;
 }
 
-/* Dedups one open input. Lines read before a read error are still
- * answered and printed, as they would be one at a time. */
-static int dedup_stream(dedup_run *run, FILE *in, char **buffer,
-                        size_t *capacity)
+/* A cli_line_handler: takes the line as the input's. */
+static int take_input_line(void *context, const cli_input *input,
+                           const char *bytes, size_t length)
 {
-    int read_error;
-    run->line_number = 0;
-    for (;;) {
-        errno = 0;
-        ssize_t length = getline(buffer, capacity, in);
-        if (length < 0) {
-            read_error = errno;
-            break;
-        }
-        int status = take_line(run, *buffer, (size_t)length);
-        if (status != DEDUP_CONTINUE)
-            return status;
-    }
-    int status = flush_batch(run);
-    if (status != DEDUP_CONTINUE)
-        return status;
-    if (ferror(in)) {
-        int error = read_error != 0 ? read_error : EIO;
-        cli_error(DEDUP_PROGRAM, "%s: %s", run->input, strerror(error));
-        return CLI_EXIT_IO;
-    }
-    return DEDUP_CONTINUE;
+    dedup_run *run = context;
+    run->input = input->name;
+    run->line_number = input->line_number;
+    return take_line(run, bytes, length);
 }
 
-/* Opens one operand ("-" is stdin) and dedups it. */
-static int dedup_operand(dedup_run *run, const char *operand, char **buffer,
-                         size_t *capacity)
+/* A cli_input_end_handler: the lines of an input are answered before the
+ * next is opened (and before its read error is reported), as they would
+ * be one at a time. */
+static int end_of_input(void *context, const cli_input *input)
 {
-    if (strcmp(operand, "-") == 0) {
-        run->input = "standard input";
-        int status = dedup_stream(run, stdin, buffer, capacity);
-        /* "-" may be given again: a terminal can then be read once more. */
-        clearerr(stdin);
-        return status;
-    }
-    FILE *in = fopen(operand, "r");
-    if (in == NULL) {
-        cli_error(DEDUP_PROGRAM, "%s: %s", operand, strerror(errno));
-        return CLI_EXIT_IO;
-    }
-    setvbuf(in, NULL, _IOFBF, INPUT_BUFFER_BYTES);
-    run->input = operand;
-    int status = dedup_stream(run, in, buffer, capacity);
-    fclose(in);
-    return status;
+    (void)input;
+    return flush_batch(context);
 }
 
 /* The latest time the filter remembers: a loaded state continues from
@@ -683,19 +656,12 @@ int dedup_inputs(const dedup_options *opts, dedup_filter *filter,
     batch->capacity = isatty(STDOUT_FILENO) ? 1 : BATCH_LINES;
     dedup_run run = {opts, filter, counts, batch, "", 0,
                      remembered_latest(filter), false, false};
-    char *buffer = NULL;
-    size_t capacity = 0;
-    int status = DEDUP_CONTINUE;
-    if (opts->input_count == 0)
-        status = dedup_operand(&run, "-", &buffer, &capacity);
-    for (int i = 0; i < opts->input_count && status == DEDUP_CONTINUE; i++)
-        status = dedup_operand(&run, opts->inputs[i], &buffer, &capacity);
-    free(buffer);
+    int status = cli_read_inputs(DEDUP_PROGRAM, opts->inputs,
+                                 opts->input_count, take_input_line,
+                                 end_of_input, &run);
     free(batch->arena);
     free(batch);
     if (status != DEDUP_CONTINUE)
         return status;
-    if (fflush(stdout) != 0 || ferror(stdout))
-        return report_write_error(errno != 0 ? errno : EIO);
-    return DEDUP_CONTINUE;
+    return cli_finish_output(DEDUP_PROGRAM);
 }

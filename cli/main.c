@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * main.c: the `ebb` command. Dispatches to one subcommand per file
- * (dedup.c, params.c) and answers --help and --version itself.
+ * (dedup.c, recent.c, params.c) and answers --help and --version itself.
  */
 #ifndef _POSIX_C_SOURCE
 #define _POSIX_C_SOURCE 200809L
@@ -25,6 +25,8 @@ typedef struct subcommand {
 static const subcommand subcommands[] = {
     {"dedup", ebb_cli_dedup,
      "write each line unless it occurred in the last N lines or T seconds"},
+    {"recent", ebb_cli_recent,
+     "how recent is each line: P(seen in the last N lines), its age"},
     {"params", ebb_cli_params,
      "show the shape, memory and error rates of a filter"},
     {"bench", ebb_cli_bench,

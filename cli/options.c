@@ -20,6 +20,27 @@ int cli_invalid_value(const char *program, const char *option,
     return CLI_EXIT_USAGE;
 }
 
+int cli_disagrees(const char *program, const char *option, const char *value,
+                  const char *path, const char *what)
+{
+    cli_error(program, "%s%s%s disagrees with the state in '%s' (%s)", option,
+              value[0] != '\0' ? " " : "", value, path, what);
+    return CLI_EXIT_USAGE;
+}
+
+int cli_parse_field_number(const char *program, const char *option,
+                           const char *text, uint32_t *out)
+{
+    uint64_t value;
+    if (cli_parse_positive_integer(text, &value) != CLI_NUMBER_OK ||
+        value > UINT32_MAX)
+        return cli_invalid_value(program, option, text,
+                                 "must be a field number from 1 to "
+                                 "4294967295");
+    *out = (uint32_t)value;
+    return CLI_CONTINUE;
+}
+
 int cli_parse_positive_real(const char *program, const char *option,
                             const char *text, double *out)
 {

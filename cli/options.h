@@ -83,6 +83,18 @@ typedef struct cli_sizing_options {
 int cli_invalid_value(const char *program, const char *option,
                       const char *text, const char *requirement);
 
+/* Prints "<program>: <option>[ <value>] disagrees with the state in
+ * '<path>' (<what>)" and returns CLI_EXIT_USAGE: an option given with
+ * --state must describe the filter the state holds. */
+int cli_disagrees(const char *program, const char *option, const char *value,
+                  const char *path, const char *what);
+
+/* A field number (--key-field N and kin): a positive integer below 2^32,
+ * or the usage error naming option. Returns CLI_CONTINUE or the exit
+ * status. */
+int cli_parse_field_number(const char *program, const char *option,
+                           const char *text, uint32_t *out);
+
 /* A positive real number, or the usage error naming option. Returns
  * CLI_CONTINUE or the exit status. */
 int cli_parse_positive_real(const char *program, const char *option,

@@ -9,6 +9,8 @@
  *   ebb params --time-window DUR --rate R --fp P [--max-npws F] [--json]
  *   ebb params --stable (--memory SIZE --fp P | --cells M --cell-bits d
  *              --k K --p P) [...] [--json]
+ *   ebb params --timing --window N (--bits-per-item X [--k K] |
+ *              --memory SIZE | --fp P) [--json]
  *   BLOCKS: --blocked [--block-bits B] [--block-hashes b]
  *
  * The first form asks the library which (k, l) it would choose (for a
@@ -16,7 +18,9 @@
  * dedup --blocked` does), the second sizes an explicit (k, l); --blocked
  * does both for the blocked variant (APBBF). The third describes the
  * time-limited filter of `ebb dedup --time-window` (params_time.c), the
- * fourth the stable filter of `ebb dedup --stable` (params_stable.c). All
+ * fourth the stable filter of `ebb dedup --stable` (params_stable.c), the
+ * fifth the timing filter of `ebb dedup --timing` and `ebb recent`
+ * (params_timing.c). All
  * numbers come from the library's sizing and analytics functions; this
  * file only parses and prints.
  *
@@ -80,6 +84,8 @@ static void print_usage(FILE *out)
             "                  [STABLE OPTIONS] [--gap G]... [--json]\n"
             "       ebb params --stable --cells M --cell-bits d --k K --p P\n"
             "                  [STABLE OPTIONS] [--gap G]... [--json]\n"
+            "       ebb params --timing --window N (--bits-per-item X [--k K]\n"
+            "                  | --memory SIZE | --fp P) [--json]\n"
             "  BLOCKS: --blocked [--block-bits B] [--block-hashes b]\n"
             "  STABLE OPTIONS: [--draw independent|consecutive]\n"
             "                  [--importance-classes 2 [--important-fraction F]]\n"
@@ -95,7 +101,9 @@ static void print_usage(FILE *out)
             "false, of one for an item of the window and of a false positive.\n"
             "With --time-window: the time-limited filter of 'ebb dedup\n"
             "--time-window' at a steady rate of R items per second. With\n"
-            "--stable: the stable filter of 'ebb dedup --stable'.\n"
+            "--stable: the stable filter of 'ebb dedup --stable'. With\n"
+            "--timing: the timing filter of 'ebb dedup --timing' and 'ebb\n"
+            "recent'.\n"
             "\n"
             "Options:\n"
             "  --window N     items the filter must remember (positive\n"
@@ -150,6 +158,17 @@ static void print_usage(FILE *out)
             "                 important lines, 0..1 (default 0.5)\n"
             "  --decrement D  uniform (default) or weighted (IBF-H: low levels\n"
             "                 are decremented first); implies levels\n"
+            "  --timing       the Block Timing Bloom filter of 'ebb dedup\n"
+            "                 --timing' and 'ebb recent' for --window N: timers,\n"
+            "                 k, timer bits, block, padding, T_Omega, timers\n"
+            "                 swept per insertion, memory, bits per item and\n"
+            "                 the analytic false-positive rate\n"
+            "  --bits-per-item X\n"
+            "                 the paper's sizing at X bits per window item\n"
+            "                 (with --k K, 1..%u; default: the k of lowest\n"
+            "                 rate); implies --timing. With --timing, --memory\n"
+            "                 SIZE gives the lowest rate in SIZE bytes and --fp\n"
+            "                 P the least memory for the rate P\n"
             "  --gap G        a gap to show false negatives at (positive\n"
             "                 integer, up to %u times; default M/16, M/4, M\n"
             "                 and 4M)\n"
@@ -163,9 +182,12 @@ static void print_usage(FILE *out)
             "                 with --stable the keys variant, draw, cells,\n"
             "                 cell_bits, k, p, memory_bytes, zero_fraction,\n"
             "                 fps, mean_level and fn (an array of objects with\n"
-            "                 class, level, gap, probability)\n"
+            "                 class, level, gap, probability); with --timing\n"
+            "                 the keys window, timers, k, timer_bits, block,\n"
+            "                 padding, t_omega, sweep_per_add, memory_bytes,\n"
+            "                 bits_per_item, fp\n"
             "  -h, --help     show this help\n",
-            EBB_STABLE_MAX_CELL_BITS, PARAMS_MAX_GAPS);
+            EBB_STABLE_MAX_CELL_BITS, EBB_TIMING_MAX_K, PARAMS_MAX_GAPS);
 }
 
 static bool parse_bounded_u32(const char *text, uint32_t max, uint32_t *out)
@@ -225,6 +247,9 @@ static int parse_option(int option, const char *value, void *context)
         if (cli_is_stable_option(option))
             return cli_apply_stable_option(PROGRAM, option, value,
                                            &req->stable);
+        if (cli_is_timing_option(option))
+            return cli_apply_timing_option(PROGRAM, option, value,
+                                           &req->timing);
         return cli_apply_sizing_option(PROGRAM, option, value, &req->sizing);
     }
 }
@@ -325,6 +350,7 @@ static int parse_command_line(int argc, char **argv, params_request *req)
         {"json", no_argument, NULL, 'j'},
         {"fill", required_argument, NULL, OPTION_FILL},
         CLI_STABLE_LONG_OPTIONS,
+        CLI_TIMING_LONG_OPTIONS,
         {"important-fraction", required_argument, NULL,
          PARAMS_OPTION_IMPORTANT_FRACTION},
         {"gap", required_argument, NULL, PARAMS_OPTION_GAP},
@@ -340,6 +366,8 @@ static int parse_command_line(int argc, char **argv, params_request *req)
         return status;
     if (optind < argc)
         return cli_report_unexpected_operand(PROGRAM, argv[optind]);
+    if (params_timing_requested(req))
+        return params_check_timing_request(req);
     if (req->stable.stable) {
         req->stable.have_k = req->have_k;
         req->stable.k_text = req->k_text;
@@ -510,6 +538,8 @@ int ebb_cli_params(int argc, char **argv)
     int status = parse_command_line(argc, argv, &req);
     if (status >= 0)
         return status;
+    if (params_timing_requested(&req))
+        return params_timing(&req);
     if (req.stable.stable)
         return params_stable(&req);
     if (req.sizing.have_time_window)

@@ -6,12 +6,15 @@
  *   params_time.c    time windows (--time-window: the TLBF's sizing)
  *   params_stable.c  stable filters (--stable: shape, FPS, false
  *                    negatives by gap)
+ *   params_timing.c  timing filters (--timing: the Block Timing Bloom
+ *                    filter's shape and analytic false-positive rate)
  */
 #ifndef EBB_CLI_PARAMS_H
 #define EBB_CLI_PARAMS_H
 
 #include "options.h"
 #include "stable_options.h"
+#include "timing_options.h"
 
 #include <ebb/ebb.h>
 
@@ -42,6 +45,9 @@ typedef struct params_request {
     const char *important_fraction_text;
     uint64_t gaps[PARAMS_MAX_GAPS];
     size_t gap_count;
+
+    /* --timing, --bits-per-item; --k and --memory go to timing then. */
+    cli_timing_options timing;
 } params_request;
 
 /* Prints the sizing of a time window (params_time.c). Returns the exit
@@ -58,6 +64,17 @@ int params_check_stable_request(params_request *req);
 
 /* Prints the stable filter (params_stable.c). Returns the exit status. */
 int params_stable(const params_request *req);
+
+/* --timing, or --bits-per-item, which implies it. */
+bool params_timing_requested(const params_request *req);
+
+/* Hands --k and --memory to the timing options and checks the
+ * combinations of `ebb params --timing`. Returns -1 to go on, otherwise
+ * the exit status. */
+int params_check_timing_request(params_request *req);
+
+/* Prints the timing filter (params_timing.c). Returns the exit status. */
+int params_timing(const params_request *req);
 
 /* getopt_long values of params_stable.c's options. */
 enum {

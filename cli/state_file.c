@@ -9,6 +9,9 @@
 
 #include "state_file.h"
 
+#include "common.h"
+#include "options.h"
+
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -158,3 +161,37 @@ int cli_replace_file(const char *path, const unsigned char *snapshot,
     return error;
 }
 
+
+int cli_read_state(const char *program, const char *path,
+                   unsigned char **bytes, size_t *length, bool *found)
+{
+    *found = false;
+    int error = cli_read_whole_file(path, bytes, length);
+    if (error == ENOENT)
+        return CLI_CONTINUE;
+    if (error != 0) {
+        cli_error(program, "%s: %s", path, strerror(error));
+        return CLI_EXIT_IO;
+    }
+    *found = true;
+    return CLI_CONTINUE;
+}
+
+int cli_save_state(const char *program, const char *path,
+                   const unsigned char *bytes, size_t length)
+{
+    int error = cli_replace_file(path, bytes, length);
+    if (error != 0) {
+        cli_error(program, "%s: cannot save state: %s", path,
+                  strerror(error));
+        return CLI_EXIT_IO;
+    }
+    /* The new state is in place; only its durability is in doubt. */
+    error = cli_sync_parent_directory(path);
+    if (error != 0) {
+        cli_error(program, "%s: state saved, but syncing its directory "
+                  "failed: %s", path, strerror(error));
+        return CLI_EXIT_IO;
+    }
+    return CLI_CONTINUE;
+}

@@ -7,6 +7,7 @@
 #ifndef EBB_CLI_STATE_FILE_H
 #define EBB_CLI_STATE_FILE_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 /* Reads the whole file into a malloc'ed buffer. Returns 0, or an errno
@@ -24,5 +25,18 @@ int cli_replace_file(const char *path, const unsigned char *bytes,
 /* fsync of path's directory, which makes a rename durable. Returns 0 or
  * an errno value (filesystems that cannot sync a directory count as 0). */
 int cli_sync_parent_directory(const char *path);
+
+/* The steps above with their messages ("<program>: <path>: <reason>", one
+ * line), for every subcommand that keeps a --state. Each returns
+ * CLI_CONTINUE or CLI_EXIT_IO. */
+
+/* Reads the state file into a malloc'ed buffer; *found is false (and
+ * nothing allocated) when there is no such file. */
+int cli_read_state(const char *program, const char *path,
+                   unsigned char **bytes, size_t *length, bool *found);
+
+/* Replaces the state file with the snapshot and syncs its directory. */
+int cli_save_state(const char *program, const char *path,
+                   const unsigned char *bytes, size_t length);
 
 #endif /* EBB_CLI_STATE_FILE_H */

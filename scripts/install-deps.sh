@@ -22,6 +22,7 @@ required_packages=(
     gnuplot-nox        # make experiments: the plots
     groff-base         # groff: tests/cli/manpage.sh renders man/ebb.1 with -ww
     man-db             # lexgrog (the page's NAME line) and `man -l`
+    jq                 # tests/cli/timing.sh parses the JSON output
     git                # make dist: the release tarball is git archive's
     dpkg-dev           # make deb: dpkg-buildpackage
     debhelper          # make deb: dh, debian/rules (compat 13)
