@@ -141,6 +141,7 @@ typedef enum bench_variant {
     BENCH_TLBF,             /* time-limited filter, simulated time         */
     BENCH_STABLE_CONSECUTIVE, /* stable filter, P consecutive decrements   */
     BENCH_STABLE_INDEPENDENT, /* stable filter, P independent decrements   */
+    BENCH_TIMING,           /* Block Timing Bloom filter, equal memory    */
     BENCH_VARIANTS
 } bench_variant;
 
@@ -160,6 +161,7 @@ typedef enum bench_lines_source {
 } bench_lines_source;
 
 typedef struct bench_subject bench_subject;
+typedef struct bench_verdict bench_verdict;
 
 /* One filter under test. The timed loops call the libraries directly; the
  * function pointers are crossed once per chunk of keys. */
@@ -215,6 +217,17 @@ struct bench_subject {
      * sides; NULL: no false negative allowed, fp at most its bound. */
     double (*expected_fn)(const bench_subject *s, uint64_t present_first,
                           uint64_t present_span);
+    /* The BTBF's inferential query (NULL for the others), one call at a
+     * time: returns how many answers were standard positives, which must
+     * equal the untimed pass's positives. */
+    size_t (*infer)(const bench_subject *s, const bench_key *keys, size_t n);
+    /* The false-positive rate expected at the moment of the queries when it
+     * differs from fp_promise (the BTBF's depends on the position within
+     * its block); NULL: fp_promise. The bound is checked against it. */
+    double (*fp_now)(const bench_subject *s);
+    /* Untimed checks after the timed ones (NULL: none); returns the failed
+     * ones, each described on log. May insert keys. */
+    unsigned (*extra_checks)(bench_subject *s, bench_verdict *v, FILE *log);
     size_t (*memory)(const bench_subject *s);
     void (*destroy)(bench_subject *s);
 };
@@ -231,9 +244,11 @@ bool bench_subject_create(bench_subject *s, bench_variant variant,
 typedef enum bench_op {
     BENCH_ADD = 0,
     BENCH_CONTAINS = 1,
-    BENCH_TEST_AND_ADD = 2 /* the stable filter's query-then-insert */
+    BENCH_TEST_AND_ADD = 2, /* the stable filter's query-then-insert */
+    BENCH_INFER = 3         /* the BTBF's posterior query (one call)  */
 } bench_op;
-const char *bench_op_name(bench_op op); /* "add", "contains", "test_and_add" */
+/* "add", "contains", "test_and_add", "infer" */
+const char *bench_op_name(bench_op op);
 
 /* One printed result: an operation of one filter, one call at a time or
  * batched. */
@@ -259,7 +274,7 @@ typedef struct bench_row {
 } bench_row;
 
 /* What the untimed pass and the checks found for one subject. */
-typedef struct bench_verdict {
+struct bench_verdict {
     size_t queries;
     size_t absent;
     size_t false_negatives;
@@ -275,8 +290,18 @@ typedef struct bench_verdict {
     uint64_t tested_seen;     /* ... reported seen (false positives)      */
     double tested_fp;         /* tested_seen / tested_fresh               */
     double fill_ns;           /* time the fill took (batch calls if any)  */
+    /* fp_now set (BTBF), NaN otherwise: the rate expected at the queries'
+     * moment, which the bound is built on. */
+    double fp_now;
+    /* The BTBF's extra check, NaN otherwise: the fp of absent keys averaged
+     * over positions spread evenly through a block, against ebb_timing_fp
+     * (the average over the position), from both sides. */
+    double fp_averaged;
+    double fp_averaged_bound;  /* most |fp_averaged - fp_promise| may be   */
+    uint64_t averaged_probes;  /* absent probes behind fp_averaged         */
+    unsigned averaged_positions;
     unsigned failed_checks;   /* each also described on the report stream */
-} bench_verdict;
+};
 
 typedef struct bench_plan {
     unsigned runs;
@@ -285,7 +310,7 @@ typedef struct bench_plan {
 } bench_plan;
 
 /* Rows one subject yields at most: test-and-add, add and contains, each
- * one call at a time and batched. */
+ * one call at a time and batched (the BTBF: add, contains, infer: 5). */
 #define BENCH_MAX_ROWS 6
 
 /* Measures one created subject: writes up to BENCH_MAX_ROWS rows

@@ -16,7 +16,8 @@
  *      false negatives, false positives and the lines each query read;
  *   4. contains: `runs` timed passes over the queries, one at a time and
  *      batched; each pass must find exactly the positives the untimed pass
- *      found.
+ *      found; for the BTBF also its inferential query, one call at a time,
+ *      whose standard answers must find them too.
  *
  * A filter that forgets (the stable filter, expected_fn set) is held to
  * its analysis instead of "no false negative, fp under a bound": the
@@ -234,7 +235,9 @@ static void fill_row(bench_row *row, const bench_subject *s, const bench_plan *p
     row->memory_bytes = s->memory(s);
     row->bits_per_item = (double)row->memory_bytes * 8.0 / (double)s->window;
     row->lines_per_op = lines;
-    if (op == BENCH_CONTAINS)
+    if (op == BENCH_INFER)
+        row->lines_source = BENCH_LINES_EXPECTED; /* the k timers, read all */
+    else if (op == BENCH_CONTAINS)
         row->lines_source = s->expected_contains_lines != NULL ? BENCH_LINES_EXPECTED
                                                                : BENCH_LINES_COUNTED;
     else
@@ -289,6 +292,12 @@ int bench_measure(bench_subject *s, const bench_plan *plan,
         fill_row(&rows[n++], s, plan, BENCH_CONTAINS, true, batch_ns, lines);
         rows[n - 1].ops = q.count;
     }
+    if (s->infer != NULL) {
+        double infer_ns = time_contains(s, s->infer, &q, plan->runs,
+                                        pass.positives, &mismatches);
+        fill_row(&rows[n++], s, plan, BENCH_INFER, false, infer_ns, (double)s->k);
+        rows[n - 1].ops = q.count;
+    }
 
     verdict->filled = s->fill;
     verdict->fill_ns = adds.fill_ns;
@@ -296,12 +305,16 @@ int bench_measure(bench_subject *s, const bench_plan *plan,
     verdict->absent = q.absent;
     verdict->false_negatives = pass.false_negatives;
     verdict->fp_measured = (double)pass.false_positives / (double)q.absent;
-    verdict->fp_bound = bench_fp_bound(s->fp_promise, s->fp_factor, q.absent);
+    verdict->fp_now = s->fp_now != NULL ? s->fp_now(s) : NAN;
+    verdict->fp_bound = bench_fp_bound(s->fp_now != NULL ? verdict->fp_now
+                                                          : s->fp_promise,
+                                       s->fp_factor, q.absent);
+    verdict->fp_averaged = verdict->fp_averaged_bound = NAN;
     verdict->tested_fresh = adds.tested;
     verdict->tested_seen = adds.seen;
     verdict->tested_fp = adds.tested ? (double)adds.seen / (double)adds.tested : NAN;
     for (int i = 0; i < n; i++)
-        if (rows[i].op == BENCH_CONTAINS)
+        if (rows[i].op == BENCH_CONTAINS || rows[i].op == BENCH_INFER)
             rows[i].fp_measured = verdict->fp_measured;
         else if (rows[i].op == BENCH_TEST_AND_ADD)
             rows[i].fp_measured = verdict->tested_fp;
@@ -324,6 +337,8 @@ int bench_measure(bench_subject *s, const bench_plan *plan,
                                     "a timed contains pass disagreed with the untimed one");
     verdict->failed_checks += check(log, s, s->add_errors == 0, "an add failed");
     bench_queries_free(&q);
+    if (s->extra_checks != NULL)
+        verdict->failed_checks += s->extra_checks(s, verdict, log);
     return n;
 }
 

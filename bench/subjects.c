@@ -16,7 +16,12 @@
  *   stable         the Stable Bloom filter of issue 12 at libbloom's memory
  *                  for (w, fp): d = 3, K = 5, P = 10, m = floor(bytes * 8
  *                  / 3), the P decrements drawn consecutive (the default)
- *                  or independent.
+ *                  or independent;
+ *   BTBF           the Block Timing Bloom filter of issue 13 at the APBF
+ *                  default's memory for (w, fp): ebb_timing_choose(w,
+ *                  those bytes, 0), the shape of lowest analytic fp; its
+ *                  standard add and contains, and its inferential query
+ *                  ebb_timing_infer under a uniform model.
  *
  * Every call goes through the public API on the 16-byte keys, hashing
  * included, as a user calls it. The batch forms hash blocks of
@@ -29,6 +34,7 @@
 #include <bloom.h>
 #include <ebb/ebb.h>
 #include <ebb/stable.h>
+#include <ebb/timing.h>
 
 #include <math.h>
 #include <stdlib.h>
@@ -75,6 +81,7 @@ static const variant_info variant_table[BENCH_VARIANTS] = {
     {"TLBF", "TLBF", "tlbf"},
     {"stable consecutive", "stable", "stable-consecutive"},
     {"stable independent", "stable", "stable-independent"},
+    {"BTBF", "BTBF", "btbf"},
 };
 
 const char *bench_variant_name(bench_variant variant)
@@ -89,6 +96,8 @@ const char *bench_op_name(bench_op op)
         return "add";
     case BENCH_TEST_AND_ADD:
         return "test_and_add";
+    case BENCH_INFER:
+        return "infer";
     default:
         return "contains";
     }
@@ -741,6 +750,324 @@ static bool stable_create(bench_subject *s)
     return true;
 }
 
+/* ------------------------------------------------------------------------ */
+/* Block Timing Bloom filter                                                */
+/* ------------------------------------------------------------------------ */
+
+/* The model the inferential query reads: uniform over this many times w
+ * items, so the fixed prior of every query (0: the model's default) is
+ * 1 / (10 w). The values change no code path's cost: every query pays the
+ * same few logarithms and exponentials whatever the prior. */
+#define TIMING_UNIVERSE_FACTOR 10u
+/* The costs of a false positive and of a false negative, equal. */
+#define TIMING_COST_FP 1.0
+#define TIMING_COST_FN 1.0
+/* The averaged fp check: positions spread through one block (at most B),
+ * absent probes at each, present probes (no false negative) at each. */
+#define TIMING_FP_POSITIONS 64u
+#define TIMING_FP_PROBES ((size_t)1 << 14)
+#define TIMING_FN_PROBES ((size_t)1 << 12)
+/* Absent keys of that check: indices from here, apart from the queries'. */
+#define TIMING_PROBE_BASE (BENCH_ABSENT_BASE + (UINT64_C(1) << 40))
+/* Keys generated at once while walking through the block. */
+#define TIMING_WALK_CHUNK ((size_t)1 << 16)
+
+static void timing_add(bench_subject *s, const bench_key *keys, size_t n)
+{
+    ebb_timing *f = s->filter;
+    for (size_t i = 0; i < n; i++)
+        ebb_timing_add(f, &keys[i], sizeof keys[i]);
+}
+
+static size_t timing_hash_block(const ebb_timing *f, bench_key_block *block,
+                                const bench_key *keys, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        block->keys[i] = &keys[i];
+        block->lens[i] = sizeof keys[i];
+    }
+    ebb_timing_hash_batch(f, block->keys, block->lens, n, block->hashes);
+    return n;
+}
+
+static void timing_add_batch(bench_subject *s, const bench_key *keys, size_t n)
+{
+    ebb_timing *f = s->filter;
+    bench_key_block block;
+    for (size_t done = 0; done < n;) {
+        size_t m = timing_hash_block(f, &block, keys + done, bench_block_size(n - done));
+        ebb_timing_add_batch(f, block.hashes, m);
+        done += m;
+    }
+}
+
+static size_t timing_contains(const bench_subject *s, const bench_key *keys, size_t n)
+{
+    const ebb_timing *f = s->filter;
+    size_t positives = 0;
+    for (size_t i = 0; i < n; i++)
+        positives += ebb_timing_contains(f, &keys[i], sizeof keys[i]);
+    return positives;
+}
+
+static size_t timing_contains_batch(const bench_subject *s, const bench_key *keys,
+                                    size_t n)
+{
+    const ebb_timing *f = s->filter;
+    bench_key_block block;
+    size_t positives = 0;
+    for (size_t done = 0; done < n;) {
+        size_t m = timing_hash_block(f, &block, keys + done, bench_block_size(n - done));
+        positives += ebb_timing_contains_batch(f, block.hashes, m, block.found);
+        done += m;
+    }
+    return positives;
+}
+
+/* The posterior, expected and likely age and least-penalty decision of
+ * every key, as `ebb recent` asks for them: the key form, the model's
+ * prior, the filter's window, fixed costs. Counts the standard answers;
+ * a refused query counts as a negative, which the caller's comparison
+ * with the untimed pass then reports. */
+static size_t timing_infer(const bench_subject *s, const bench_key *keys, size_t n)
+{
+    const ebb_timing *f = s->filter;
+    const ebb_timing_query query = {0.0, 0, TIMING_COST_FP, TIMING_COST_FN};
+    size_t positives = 0;
+    for (size_t i = 0; i < n; i++) {
+        ebb_timing_answer answer;
+        if (ebb_timing_infer(f, &keys[i], sizeof keys[i], &query, &answer) == EBB_OK)
+            positives += answer.standard;
+    }
+    return positives;
+}
+
+static bool timing_probe(const bench_subject *s, const bench_key *key, double *lines)
+{
+    *lines = NAN;
+    return timing_contains(s, key, 1) == 1;
+}
+
+/* n_b: the insertions a timer may have been touched by and still be live
+ * at in-block position b (src/timing/params.c): the block's own b and
+ * ceil((w - b) / B) whole blocks. */
+static uint64_t timing_live_insertions(const ebb_timing_params *p, uint64_t b)
+{
+    uint64_t rest = p->window - b;
+    return b + p->block * (rest / p->block + (rest % p->block != 0));
+}
+
+/* The fp after n distinct insertions live, by the derivation behind
+ * ebb_timing_fp: (1 - (1 - 1/m)^(k n))^k. */
+static double timing_fp_live(const ebb_timing_params *p, uint64_t n)
+{
+    double untouched = exp((double)p->k * (double)n * log1p(-1.0 / (double)p->timers));
+    return pow(1.0 - untouched, (double)p->k);
+}
+
+/* The fp of ebb_timing_fp's average, at the filter's present position b. */
+static double timing_fp_now(const bench_subject *s)
+{
+    ebb_timing_stats stats;
+    const ebb_timing_params *p = ebb_timing_get_params(s->filter);
+    ebb_timing_get_stats(s->filter, &stats);
+    return timing_fp_live(p, timing_live_insertions(p, stats.in_block));
+}
+
+/* A query reads timers until the first expired one: k for a present key,
+ * sum_{i<k} live^i on average for an absent one, live the share of timers
+ * not expired (counted, O(m), outside the timing). */
+static double timing_contains_lines(const bench_subject *s, double present_share)
+{
+    ebb_timing_stats stats;
+    const ebb_timing_params *p = ebb_timing_get_params(s->filter);
+    ebb_timing_get_stats(s->filter, &stats);
+    double live = (double)stats.live_timers / (double)p->timers;
+    double absent_lines = 0.0, term = 1.0;
+    for (uint32_t i = 0; i < p->k; i++) {
+        absent_lines += term;
+        term *= live;
+    }
+    return present_share * p->k + (1.0 - present_share) * absent_lines;
+}
+
+/* An insertion writes its k timers and sweeps sweep_per_add consecutive
+ * timers (bpt bits each), a new line every 512 bits. */
+static double timing_add_lines(const bench_subject *s)
+{
+    const ebb_timing_params *p = ebb_timing_get_params(s->filter);
+    ebb_timing_shape shape;
+    if (ebb_timing_describe(p, &shape) != EBB_OK)
+        return NAN;
+    return (double)p->k + (double)shape.sweep_per_add * p->timer_bits / 512.0;
+}
+
+/* Adds the next n fresh keys (batch calls), untimed. */
+static void timing_walk(bench_subject *s, bench_key *buffer, uint64_t n)
+{
+    for (uint64_t done = 0; done < n;) {
+        size_t chunk = n - done < TIMING_WALK_CHUNK ? (size_t)(n - done)
+                                                     : TIMING_WALK_CHUNK;
+        bench_keys_fill(buffer, s->inserted, chunk);
+        timing_add_batch(s, buffer, chunk);
+        s->inserted += chunk;
+        done += chunk;
+    }
+}
+
+static int compare_u64(const void *a, const void *b)
+{
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return (x > y) - (x < y);
+}
+
+/* The standard deviation of the averaged fp: the probes' binomial spread,
+ * and the filter's own: its live share L of m timers varies by about
+ * sqrt(L (1 - L) / m) from one stream to another and fp ~ L^k, so by
+ * k fp / L times that, taken as the same at every position (the states a
+ * block apart share most live timers). The second matters for small m
+ * only (w = 3000: 0.0019 against the probes' 0.00026). */
+static double timing_averaged_sd(const ebb_timing_params *p, double fp, uint64_t probes)
+{
+    double live = pow(fp, 1.0 / p->k);
+    double state = p->k * fp / live * sqrt(live * (1.0 - live) / (double)p->timers);
+    double binomial = sqrt(fp * (1.0 - fp) / (double)probes);
+    return sqrt(state * state + binomial * binomial);
+}
+
+/* ebb_timing_fp averages over the in-block position b, at which n_b takes
+ * each value of w .. w + B - 1 once. The walk adds keys (untimed) to stop
+ * at the positions whose n_b are the midpoints of `positions` equal parts
+ * of that range, in the order the stream reaches them, and probes fresh
+ * absent keys and present keys (the last w) at each: the mean fp must be
+ * ebb_timing_fp within 5 sd (both sides; the midpoint rule's own error is
+ * orders below), and no present key may be missed. */
+static unsigned timing_extra_checks(bench_subject *s, bench_verdict *v, FILE *log)
+{
+    const ebb_timing_params *p = ebb_timing_get_params(s->filter);
+    unsigned positions = p->block < TIMING_FP_POSITIONS ? (unsigned)p->block
+                                                         : TIMING_FP_POSITIONS;
+    uint64_t remainder = p->window % p->block;
+    uint64_t steps[TIMING_FP_POSITIONS];
+    ebb_timing_stats stats;
+    ebb_timing_get_stats(s->filter, &stats);
+    for (unsigned i = 0; i < positions; i++) {
+        uint64_t excess = (uint64_t)(((double)i + 0.5) * (double)p->block / positions);
+        uint64_t b = (remainder + excess) % p->block;
+        steps[i] = (b + p->block - stats.in_block) % p->block; /* adds to reach b */
+    }
+    qsort(steps, positions, sizeof steps[0], compare_u64);
+
+    bench_key *buffer = bench_xmalloc(TIMING_WALK_CHUNK * sizeof *buffer);
+    uint64_t false_positives = 0, misses = 0, reached = 0, probe = 0;
+    for (unsigned i = 0; i < positions; i++) {
+        timing_walk(s, buffer, steps[i] - reached);
+        reached = steps[i];
+        for (size_t j = 0; j < TIMING_FP_PROBES; j++, probe++) {
+            bench_key key = bench_key_at(TIMING_PROBE_BASE + probe);
+            false_positives += ebb_timing_contains(s->filter, &key, sizeof key);
+        }
+        for (size_t j = 0; j < TIMING_FN_PROBES; j++) {
+            uint64_t back = 1 + (uint64_t)j * (p->window - 1) / (TIMING_FN_PROBES - 1);
+            bench_key key = bench_key_at(s->inserted - back);
+            misses += !ebb_timing_contains(s->filter, &key, sizeof key);
+        }
+    }
+    free(buffer);
+
+    double promise = s->fp_promise;
+    v->averaged_positions = positions;
+    v->averaged_probes = probe;
+    v->fp_averaged = (double)false_positives / (double)probe;
+    v->fp_averaged_bound = BENCH_FP_SIGMAS * timing_averaged_sd(p, promise, probe);
+    unsigned failed = 0;
+    if (!(fabs(v->fp_averaged - promise) <= v->fp_averaged_bound)) {
+        fprintf(log, "  check FAILED: %s %s (w = %llu, fp = %g): fp averaged over %u "
+                     "positions %.4g, ebb_timing_fp %.4g, more than 5 sd apart\n",
+                bench_variant_name(s->variant), s->shape, (unsigned long long)s->window,
+                s->fp, positions, v->fp_averaged, promise);
+        failed++;
+    }
+    if (misses != 0) {
+        fprintf(log, "  check FAILED: %s %s (w = %llu, fp = %g): %llu false negatives "
+                     "among the last w keys over %u positions\n",
+                bench_variant_name(s->variant), s->shape, (unsigned long long)s->window,
+                s->fp, (unsigned long long)misses, positions);
+        failed++;
+    }
+    return failed;
+}
+
+static size_t timing_memory(const bench_subject *s)
+{
+    return ebb_timing_memory(s->filter);
+}
+
+static void timing_destroy(bench_subject *s)
+{
+    ebb_timing_destroy(s->filter);
+    s->filter = NULL;
+}
+
+/* The APBF default's bytes for (w, fp), handle included; 0 when refused. */
+static size_t apbf_default_bytes(uint64_t window, double fp)
+{
+    ebb_apbf_params p;
+    size_t bytes = 0;
+    if (!report_status("ebb_apbf_choose", ebb_apbf_choose(window, fp, 0, &p)) ||
+        !report_status("ebb_apbf_params_memory", ebb_apbf_params_memory(&p, &bytes)))
+        return 0;
+    return bytes;
+}
+
+static bool timing_create(bench_subject *s)
+{
+    ebb_timing_params p;
+    ebb_timing_model model;
+    ebb_timing *f;
+    size_t bytes = apbf_default_bytes(s->window, s->fp);
+    if (bytes == 0 ||
+        !report_status("ebb_timing_choose", ebb_timing_choose(s->window, bytes, 0.0, &p)))
+        return false;
+    memset(&model, 0, sizeof model);
+    model.kind = EBB_TIMING_MODEL_UNIFORM;
+    model.universe = TIMING_UNIVERSE_FACTOR * s->window;
+    if (!report_status("ebb_timing_create",
+                       ebb_timing_create(&p, &model, BENCH_FILTER_SEED, &f)))
+        return false;
+    s->filter = f;
+    s->k = p.k;
+    snprintf(s->shape, sizeof s->shape, "k=%u bpt=%u B=%llu P=%llu", p.k, p.timer_bits,
+             (unsigned long long)p.block, (unsigned long long)p.padding);
+    snprintf(s->chooser, sizeof s->chooser,
+             "ebb_timing_choose(w, APBF default's %zu bytes, 0), m = %llu", bytes,
+             (unsigned long long)p.timers);
+    /* The analytic rate, averaged over the in-block position; the queries'
+     * bound is built on the rate at their own position (fp_now). */
+    s->fp_promise = ebb_timing_fp(&p);
+    s->fp_factor = 1.0;
+    /* From all-expired, a timer reads live iff one of the last n_b
+     * insertions touched it once n_b insertions have been made, and n_b <
+     * w + B: after w + B insertions every query sees exactly the steady
+     * state. (One whole cycle of T_+, (T_Omega + 1) B = 3.5 w for the
+     * shapes chosen at 1e6 and 1e8, would take 37 s more at 1e8.) */
+    s->fill = p.window + p.block;
+    s->present_span = s->window;
+    s->add = timing_add;
+    s->add_batch = timing_add_batch;
+    s->contains = timing_contains;
+    s->contains_batch = timing_contains_batch;
+    s->infer = timing_infer;
+    s->probe = timing_probe;
+    s->expected_contains_lines = timing_contains_lines;
+    s->expected_add_lines = timing_add_lines;
+    s->fp_now = timing_fp_now;
+    s->extra_checks = timing_extra_checks;
+    s->memory = timing_memory;
+    s->destroy = timing_destroy;
+    return true;
+}
+
 bool bench_subject_create(bench_subject *s, bench_variant variant,
                           uint64_t window, double fp)
 {
@@ -756,6 +1083,8 @@ bool bench_subject_create(bench_subject *s, bench_variant variant,
     case BENCH_STABLE_CONSECUTIVE:
     case BENCH_STABLE_INDEPENDENT:
         return stable_create(s);
+    case BENCH_TIMING:
+        return timing_create(s);
     default:
         return apbf_create(s);
     }

@@ -17,6 +17,11 @@
  * in the fp 1% sections only, at the memory libbloom takes for w items at
  * 1% (subjects.c), beside it, and its targets compare it with libbloom's
  * add.
+ *
+ * The Block Timing Bloom filter (issue 13) runs in the fp 1% sections too,
+ * at the APBF default's memory and window, right after the TLBF: its add
+ * and contains beside the APBF's (ratios, no target), and its inferential
+ * query against its own standard query (target: at most 2x).
  */
 #include "bench_internal.h"
 
@@ -47,9 +52,10 @@ static const double bench_fps[] = {1e-2, 1e-4};
  * with, libbloom last, right after the stable filters compared with it. */
 static const bench_variant section_order[] = {
     BENCH_APBF_DEFAULT,       BENCH_TLBF,
-    BENCH_APBF_FAST,          BENCH_APBBF_B8,
-    BENCH_APBBF_AUTO,         BENCH_STABLE_CONSECUTIVE,
-    BENCH_STABLE_INDEPENDENT, BENCH_LIBBLOOM,
+    BENCH_TIMING,             BENCH_APBF_FAST,
+    BENCH_APBBF_B8,           BENCH_APBBF_AUTO,
+    BENCH_STABLE_CONSECUTIVE, BENCH_STABLE_INDEPENDENT,
+    BENCH_LIBBLOOM,
 };
 
 /* All rows measured in this run. */
@@ -109,6 +115,7 @@ static bool large_default(bench_variant variant, double fp)
     case BENCH_APBBF_AUTO:
     case BENCH_LIBBLOOM:
     case BENCH_STABLE_CONSECUTIVE:
+    case BENCH_TIMING:
         return fp >= 1e-2;
     default:
         return false;
@@ -119,9 +126,9 @@ static bool variant_runs(bench_variant variant, uint64_t window, double fp,
                          const bench_options *options)
 {
     /* b chosen by the library: asked for at fp 1% only; the stable filter
-     * at libbloom's memory for 1% only. */
+     * at libbloom's memory for 1% only; the BTBF at the APBF's for 1%. */
     if ((variant == BENCH_APBBF_AUTO || variant == BENCH_STABLE_CONSECUTIVE ||
-         variant == BENCH_STABLE_INDEPENDENT) &&
+         variant == BENCH_STABLE_INDEPENDENT || variant == BENCH_TIMING) &&
         fp < 1e-2)
         return false;
     if (window <= SMALL_LIMIT || options->full)
@@ -347,6 +354,58 @@ static void issue12_targets(bench_report *r, const result_set *set)
     }
 }
 
+/* Issue 13: the BTBF's posterior query over its standard query, one call
+ * at a time on the same queries (at most 2x), then its add and contains
+ * over the APBF default's at the same memory and window (no target). */
+static void timing_infer_target(bench_report *r, const result_set *set, uint64_t window)
+{
+    char what[192], label[32];
+    const bench_row *infer = find_row(set, window, 1e-2, BENCH_TIMING, BENCH_INFER, false);
+    const bench_row *contains =
+        find_row(set, window, 1e-2, BENCH_TIMING, BENCH_CONTAINS, false);
+    window_label(label, sizeof label, window);
+    snprintf(what, sizeof what, "w %s BTBF %s posterior query / standard query, one call",
+             label, infer ? infer->shape : "");
+    if (infer == NULL || contains == NULL) {
+        bench_report_text(r, "  %-8s %-66s  not measured in this run  target met: no\n",
+                          "issue 13", what);
+        return;
+    }
+    double ratio = infer->ns_per_op / contains->ns_per_op;
+    bench_report_text(r, "  %-8s %-66s %6.2fx (<= %.2fx)  target met: %s\n", "issue 13",
+                      what, ratio, 2.0, ratio <= 2.0 ? "yes" : "no");
+}
+
+static void timing_apbf_ratio(bench_report *r, const result_set *set, uint64_t window,
+                              bench_op op, bool batch)
+{
+    const bench_row *timing = find_row(set, window, 1e-2, BENCH_TIMING, op, batch);
+    const bench_row *apbf = find_row(set, window, 1e-2, BENCH_APBF_DEFAULT, op, batch);
+    char label[32];
+    if (timing == NULL || apbf == NULL)
+        return;
+    window_label(label, sizeof label, window);
+    bench_report_text(r, "  %-8s w %s BTBF %s, %s / APBF default %s: %.2fx (%.0f / %.0f ns)\n",
+                      "issue 13", label, bench_op_name(op), call_style(batch),
+                      apbf->shape, apbf->ns_per_op / timing->ns_per_op,
+                      timing->ns_per_op, apbf->ns_per_op);
+}
+
+static void issue13_targets(bench_report *r, const result_set *set)
+{
+    bench_report_text(r, "\nissue 13 (w items, fp 1%%: the BTBF at the APBF default's "
+                         "memory): posterior query (ebb_timing_infer) <= 2x the standard "
+                         "query\n(ebb_timing_contains), one call, same queries; add and "
+                         "contains over the APBF's (throughput ratio, no target)\n");
+    timing_infer_target(r, set, TARGET_WINDOW);
+    timing_infer_target(r, set, LARGE_WINDOW);
+    for (size_t w = 0; w < 2; w++)
+        for (int op = BENCH_ADD; op <= BENCH_CONTAINS; op++)
+            for (int batch = 0; batch <= 1; batch++)
+                timing_apbf_ratio(r, set, w == 0 ? TARGET_WINDOW : LARGE_WINDOW,
+                                  (bench_op)op, batch);
+}
+
 /* ------------------------------------------------------------------------ */
 /* Entry point                                                              */
 /* ------------------------------------------------------------------------ */
@@ -376,13 +435,15 @@ int bench_run(const bench_options *options, FILE *out)
     issue3_targets(&report, &results);
     issue4_targets(&report, &results);
     issue12_targets(&report, &results);
+    issue13_targets(&report, &results);
     if (failures != 0)
         bench_report_text(&report, "\n%u correctness check(s) FAILED\n", failures);
     else
         bench_report_text(&report, "\nall correctness checks passed (no false negatives, "
                                    "fp within bounds, timed passes agree; the stable "
                                    "filter's\nfalse negatives and fp within 5 sd of its "
-                                   "analysis)\n");
+                                   "analysis; the BTBF's averaged fp within 5 sd of\n"
+                                   "ebb_timing_fp)\n");
     bench_report_text(&report, "wall clock: %.0f s\n",
                       (double)(bench_now_ns() - start) / 1e9);
     bench_report_end(&report);

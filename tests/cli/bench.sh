@@ -5,7 +5,7 @@
 # Smoke test of `ebb bench` at a tiny window (a few seconds, also under the
 # sanitizers): --json prints one JSON array whose objects carry every
 # required key with consistent values, the tables print a `target met` line
-# for every target of issues 2, 3, 4 and 12, and bad command lines exit 2 with
+# for every target of issues 2, 3, 4, 12 and 13, and bad command lines exit 2 with
 # one line on stderr. The speeds themselves are not asserted: they belong to
 # the machine (docs/bench.md); their arithmetic is.
 
@@ -19,12 +19,14 @@ fresh_dir "$WORK"
 WINDOW=3000
 # Objects per (window, fp): APBF default, TLBF, APBF fast and APBBF b=8
 # with 4 rows each (add, contains; single, batch), libbloom with 2 (no
-# batch calls); at fp 1% also APBBF b=auto (4) and the stable filter, drawn
-# consecutive and independent, with 6 each (test_and_add too).
-EXPECTED_ROWS=$(((4 * 4 + 2) + (4 * 4 + 2 + 4 + 2 * 6)))
+# batch calls); at fp 1% also APBBF b=auto (4), the stable filter, drawn
+# consecutive and independent, with 6 each (test_and_add too), and the BTBF
+# with 5 (add and contains, single and batch; infer, single).
+EXPECTED_ROWS=$(((4 * 4 + 2) + (4 * 4 + 2 + 4 + 2 * 6 + 5)))
 # Targets: issue 2 (2 shapes x 2 ops x 2 call styles), issue 3 at 1e6
-# (4 shapes x 2 x 2) and at 1e8 (2), issue 4 (2 fps x 2 x 2), issue 12 (3).
-EXPECTED_TARGETS=$((8 + 16 + 2 + 8 + 3))
+# (4 shapes x 2 x 2) and at 1e8 (2), issue 4 (2 fps x 2 x 2), issue 12 (3),
+# issue 13 (the posterior query at 1e6 and 1e8).
+EXPECTED_TARGETS=$((8 + 16 + 2 + 8 + 3 + 2))
 
 run_capture "$WORK/json" /dev/null "$EBB" bench --json --window "$WINDOW" --runs 1
 check "bench --json: exit status 0 (got $status)" equals "$status" 0
@@ -75,7 +77,8 @@ json_rows_consistent() {
             if (missing != "") { print name ": missing or null:" missing > "/dev/stderr"; bad = 1; next }
             if (w != window) { print name ": window " w > "/dev/stderr"; bad = 1 }
             if (fp != 0.01 && fp != 0.0001) { print name ": fp " fp > "/dev/stderr"; bad = 1 }
-            if (op != "\"add\"" && op != "\"contains\"" && op != "\"test_and_add\"") {
+            if (op != "\"add\"" && op != "\"contains\"" && op != "\"test_and_add\"" &&
+                op != "\"infer\"") {
                 print name ": op " op > "/dev/stderr"; bad = 1 }
             if (batch != "true" && batch != "false") { print name ": batch " batch > "/dev/stderr"; bad = 1 }
             if (!(mops > 0) || !near(mops * ns, 1000)) { print name ": mops " mops " ns " ns > "/dev/stderr"; bad = 1 }
