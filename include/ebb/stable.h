@@ -273,8 +273,9 @@ ebb_status ebb_stable_test_and_add_hash(ebb_stable *filter, ebb_hash128 hash,
 /* Batches: the same answers and the same final state (byte for byte,
  * generator included) as the single calls in order. importances may be
  * NULL (every item at the range's high end: Max for every variant). A
- * refused importance stops nothing: that item is skipped (not written,
- * answer false for test_and_add) and counted; the return value of the
+ * refused importance stops nothing: that item is skipped (not written;
+ * test_and_add still answers its query, as the single call does) and
+ * counted; the return value of the
  * adding forms is EBB_EINVAL if any item was refused, else EBB_OK. */
 void ebb_stable_hash_batch(const ebb_stable *filter, const void *const *keys,
                            const size_t *lens, size_t n, ebb_hash128 *out);

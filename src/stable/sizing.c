@@ -39,6 +39,8 @@ ebb_status ebb_stable_goal_init(uint64_t memory_bytes, double fp,
     if (out == NULL || memory_bytes < 8 || !(fp > 0.0 && fp < 1.0))
         return EBB_EINVAL;
     ebb_stable_goal goal = {0};
+    ebb_stable_params defaults; /* for ebb_stable_params_init's importance */
+    (void)ebb_stable_params_init(1, 1, 1, 0, &defaults);
     goal.memory_bytes = memory_bytes;
     goal.fp = fp;
     goal.cell_bits = 3;
@@ -46,10 +48,7 @@ ebb_status ebb_stable_goal_init(uint64_t memory_bytes, double fp,
     goal.gap = 0;
     goal.variant = EBB_STABLE_PLAIN;
     goal.draw = EBB_STABLE_DRAW_CONSECUTIVE;
-    goal.importance.low = 0.0;
-    goal.importance.high = 1.0;
-    goal.importance.threshold = 0.5;
-    goal.importance.policy = EBB_STABLE_CLAMP;
+    goal.importance = defaults.importance;
     goal.level_probs = NULL;
     *out = goal;
     return EBB_OK;

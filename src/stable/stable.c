@@ -139,6 +139,16 @@
  * up to floor(64/d) cells is one field of a word or two, decremented at
  * once with a lane-parallel ("SWAR") saturating subtract: no loop over its
  * cells), K writes. Nothing is divided at run time, nothing allocated.
+ * A test-and-add whose consecutive run neither wraps nor holds one of its
+ * K cells (all but about K P / m of the items; decided while the positions
+ * are computed) makes the run's decrements first and then reads each K
+ * cell once, in the pass that sets it (stable_test_and_apply): the same
+ * answer and bytes as query, decrements, set, since the run touches none
+ * of the query's cells. Out of the caches the K extra loads of a separate
+ * query, not its instructions, were what made test-and-add dearer than
+ * add: in one process at 1e8 items' memory, 192 extra ALU instructions a
+ * call cost nothing measurable, the K = 5 extra loads of lines already
+ * being fetched about 60 ns wherever they stood in the call.
  * batch.c prefetches items ahead: their K cells, and, since the
  * consecutive and the small independent draws depend only on the
  * generator, their decrement cells too (drawn ahead, in order, so the
@@ -146,25 +156,39 @@
  *
  * Measured numbers
  * ----------------
- * MEASURED-NUMBERS: replace with `make bench` (docs/bench.md) when it runs
- * on a quiet machine. First measurement (issue 12, a scratch program, gcc
- * -O2, AMD EPYC, 2 vCPUs shared with other jobs at load 6-7, so only the
- * ratios measured in one process mean much; best of 2-3 alternating
- * rounds): K = 5, P = 10, d = 3, PLAIN, m = 8/3 cells per byte of
- * libbloom's filter for n items at 1% (k = 7), 8-byte keys, ns per item:
+ * `make bench`'s stable lines (ebb-bench built by cmake -S . -B DIR
+ * -DCMAKE_BUILD_TYPE=Release -DEBB_NATIVE=ON; `DIR/bench/ebb-bench
+ * --window 100000000 --runs 3`, stopped after the fp 1% section; AMD
+ * EPYC, 2 vCPUs shared with other jobs: the report's "CPUs busy" line in
+ * brackets). K = 5, P = 10, d = 3, PLAIN, consecutive draw, m = 319.5 M
+ * cells (libbloom's 119.8 MB for 1e8 items at 1%, k = 7), 16-byte keys,
+ * ns per item, one call / batch of 256:
  *
- *                              n = 1e6            n = 1e8
- *   libbloom add               40-66              298-601
- *   test-and-add, one call     64-102 (0.6x)      450-623 (0.85-1.05x)
- *   test-and-add, batch 1024   60-105             172-222 (2.4-2.75x)
- *   contains, one call / batch 45-65 / 35-51      161-350 / 63-150
- *   independent draw: t&a      168 one, 155 batch 466-666 one, 282-444 batch
+ *                    before (b116b9e)             after
+ *                    13:21 [3%]   13:56 [100%]    13:53 [99%]  14:01 [72%]
+ *   test-and-add     212 / 83     342 / 134       289 / 136    199 / 81
+ *   add              149 / 79     251 / 135       232 / 131    160 / 86
+ *   contains         134 / 60     235 / 104       219 / 93     142 / 66
+ *   libbloom add     234          255             236          254
  *
- * In the caches a one-call test-and-add costs about 550 instructions
- * (callgrind; libbloom's add about 300 plus 7 divisions): the XXH3 hash
- * 53, the K mixed positions 100, K reads and K writes 120, the decrement
- * run 60, the generator 25; at 1e8 it is memory-bound and all its lines
- * are requested at once.
+ * At w = 1e6 (`--quick`, 14:04, [99-100%]) one-call test-and-add took
+ * 40.2 ns before and 40.6 after, against libbloom's add 74.5: 1.85x and
+ * 1.84x.
+ * One-call test-and-add over add in the same run: 1.42 and 1.36 before,
+ * 1.24 and 1.25 after. Interleaved in one process (a scratch program, the
+ * papers' order compiled beside the library's, best of 10 rounds of 5e5
+ * calls at load 4): 271 ns against 322 ns, add 221 ns. The one-call target
+ * (>= 1x libbloom's add) held in the quieter runs (234 / 212 = 1.10x
+ * before, 254 / 199 = 1.28x after) and failed in the loaded ones. The
+ * "after" batch columns were measured with the batch reordered as well;
+ * batch.c keeps the papers' order (no measurable gain). docs/bench.md
+ * holds the quiet run 4 at both sizes.
+ *
+ * Instructions (callgrind, the library built -O2 -march=x86-64-v3, a
+ * filter in the caches, 16-byte keys): one-call test-and-add 492 (526
+ * before), add 409 (420), contains 229; of a test-and-add the XXH3 hash
+ * and its call 81, the K mixed positions 72 (two multiplies and three
+ * shift-xors each, then a multiply-high), the generator 24.
  */
 #include <math.h>
 #include <string.h>
@@ -428,10 +452,10 @@ ebb_status ebb_stable_add_hash(ebb_stable *f, ebb_hash128 hash,
                                double importance)
 {
     stable_item it;
-    it.refused = ebb_stable_level_counted(f, importance, &it.level) != EBB_OK;
+    it.refused = stable_level_refused(f, importance, &it.level);
     if (it.refused)
         return EBB_EINVAL;
-    stable_prepare(f, hash, &it, f->prefetch);
+    stable_prepare(f, hash, &it, f->prefetch, false);
     stable_apply(f, &it);
     return EBB_OK;
 }
@@ -447,12 +471,13 @@ ebb_status ebb_stable_test_and_add_hash(ebb_stable *f, ebb_hash128 hash,
                                         double importance, bool *seen)
 {
     stable_item it;
-    it.refused = ebb_stable_level_counted(f, importance, &it.level) != EBB_OK;
-    stable_prepare(f, hash, &it, f->prefetch);
-    *seen = stable_query_all(f, it.bits);
-    if (it.refused)
+    it.refused = stable_level_refused(f, importance, &it.level);
+    stable_prepare(f, hash, &it, f->prefetch, true);
+    if (it.refused) {
+        *seen = stable_query_all(f, it.bits);
         return EBB_EINVAL;
-    stable_apply(f, &it);
+    }
+    *seen = stable_test_and_apply(f, &it);
     return EBB_OK;
 }
 

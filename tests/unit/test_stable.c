@@ -428,6 +428,74 @@ static void ibf_h_prefers_low_cells_and_skips_zeros(void **state) {
     ebb_stable_destroy(f);
 }
 
+/* IBF_H's decrements against a model of the documented sampler, draw for
+ * draw (the generator's state compared after each insertion): a uniform
+ * cell, a 0 rejected, a value v > 1 kept only when below(v) is 0, at most
+ * EBB_STABLE_H_MAX_DRAWS cells per decrement, then given up. Patterns: all
+ * zeros (every decrement given up after exactly the maximum of draws),
+ * all 2 (the coin of the smallest v that has one), and a mix. */
+static void ibf_h_draws_match_model(void **state) {
+    (void)state;
+    const uint64_t m = 50;
+    ebb_stable_params p = shape(m, 3, 1, 3, EBB_STABLE_IBF_H,
+                                EBB_STABLE_DRAW_INDEPENDENT);
+    ebb_stable *f = create_or_fail(&p, 31);
+    for (int pattern = 0; pattern < 3; pattern++) {
+        for (int t = 0; t < 50; t++) {
+            uint32_t ref[50];
+            for (uint64_t c = 0; c < m; c++) {
+                ref[c] = pattern == 0 ? 0 : pattern == 1 ? 2 : (c * 7 + t) % 8;
+                ebb_cells_set(&f->cells, c, ref[c]);
+            }
+            ebb_rng copy = f->rng;
+            uint64_t gave_up = f->h_gave_up, done = 0;
+            for (uint32_t a = 0; a < p.p; a++) {
+                bool ok = false;
+                for (uint32_t d = 0; d < EBB_STABLE_H_MAX_DRAWS && !ok; d++) {
+                    uint64_t i = ebb_rng_below(&copy, m);
+                    if (ref[i] == 0 ||
+                        (ref[i] > 1 && ebb_rng_below(&copy, ref[i]) != 0))
+                        continue;
+                    ref[i]--;
+                    ok = true;
+                }
+                done += ok;
+                gave_up += !ok;
+            }
+            assert_int_equal(ebb_stable_decrement_weighted(f), done);
+            assert_int_equal(f->h_gave_up, gave_up);
+            assert_memory_equal(&copy, &f->rng, sizeof copy);
+            for (uint64_t c = 0; c < m; c++)
+                CHECK(ebb_cells_get(&f->cells, c) == ref[c],
+                      "pattern %d trial %d: cell %llu = %u, want %u", pattern,
+                      t, (unsigned long long)c, ebb_cells_get(&f->cells, c),
+                      ref[c]);
+        }
+    }
+    ebb_stable_destroy(f);
+}
+
+/* IBF_MC's mapping rounds to the nearest level, ties away from zero:
+ * [0, 12] onto 1..7 is level 1 + round(imp / 2). */
+static void ibf_mc_levels_round_to_nearest(void **state) {
+    (void)state;
+    ebb_stable_params p = shape(64, 3, 2, 1, EBB_STABLE_IBF_MC,
+                                EBB_STABLE_DRAW_CONSECUTIVE);
+    p.importance = (ebb_stable_importance){0.0, 12.0, 6.0, EBB_STABLE_CLAMP};
+    const struct {
+        double imp;
+        uint32_t level;
+    } cases[] = {{0.0, 1}, {0.9, 1}, {1.0, 2}, {2.9, 2}, {3.0, 3},
+                 {6.0, 4}, {10.9, 6}, {11.0, 7}, {12.0, 7}};
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+        uint32_t level = 0;
+        assert_int_equal(ebb_stable_level(&p, cases[c].imp, &level, NULL),
+                         EBB_OK);
+        CHECK(level == cases[c].level, "importance %g: level %u, want %u",
+              cases[c].imp, level, cases[c].level);
+    }
+}
+
 /* Cells all at Max, P decrements: stats.decrements grows by P per
  * insertion, and (by calling the decrement step alone) exactly P distinct
  * cells lose exactly 1. */
@@ -597,6 +665,76 @@ static void query_comes_before_update(void **state) {
     }
 }
 
+/* test_and_add against a cell-by-cell model of the papers' order: query
+ * the K cells, decrement the run (the generator's next start), set
+ * max(cell, level). Small m makes the run meet or wrap past the K cells
+ * often, so both of stable_test_and_apply's paths are checked, at a width
+ * that divides 64 and two that straddle words, with levels below Max.
+ * "Decisive" items have a K cell at 1 inside the run: reading it after the
+ * decrement would answer wrongly, so a wrong choice of path fails here. */
+static void test_and_add_matches_model(void **state) {
+    (void)state;
+    const uint32_t widths[] = {2, 4, 5};
+    uint32_t met = 0, apart = 0, decisive = 0;
+    for (size_t wi = 0; wi < 3; wi++) {
+        for (int variant = 0; variant < 3; variant++) {
+            const uint64_t m = 64;
+            ebb_stable_params p = shape(m, widths[wi], 4, 6,
+                                        (ebb_stable_variant)variant,
+                                        EBB_STABLE_DRAW_CONSECUTIVE);
+            p.importance = (ebb_stable_importance){0.0, 10.0, 5.0,
+                                                   EBB_STABLE_CLAMP};
+            ebb_stable *f = create_or_fail(&p, 300 + wi * 3 + variant);
+            uint32_t ref[64] = {0};
+            uint64_t decrements = 0;
+            for (uint64_t i = 0; i < 3000; i++) {
+                double imp = (double)(i % 11);
+                ebb_hash128 h = key_hash(f, KEYS_INSERTED, i % 400);
+                uint64_t pos[EBB_STABLE_MAX_K];
+                uint32_t level;
+                bool want = true, seen, meets = false;
+                stable_positions(f, h, pos);
+                assert_int_equal(ebb_stable_level(&p, imp, &level, NULL),
+                                 EBB_OK);
+                for (uint32_t j = 0; j < f->k; j++)
+                    want &= ref[pos[j]] != 0;
+                ebb_rng copy = f->rng;
+                uint64_t start = ebb_rng_below(&copy, m);
+                for (uint32_t j = 0; j < p.p; j++) {
+                    uint64_t c = (start + j) % m;
+                    bool mine = false;
+                    for (uint32_t q = 0; q < f->k; q++)
+                        mine |= pos[q] == c;
+                    meets |= mine;
+                    decisive += mine && ref[c] == 1;
+                    decrements += ref[c] > 0;
+                    ref[c] -= ref[c] > 0;
+                }
+                for (uint32_t j = 0; j < f->k; j++)
+                    ref[pos[j]] = ref[pos[j]] > level ? ref[pos[j]] : level;
+                met += meets;
+                apart += !meets;
+                assert_int_equal(ebb_stable_test_and_add_hash(f, h, imp, &seen),
+                                 EBB_OK);
+                CHECK(seen == want, "d %u variant %d item %llu: seen %d",
+                      widths[wi], variant, (unsigned long long)i, seen);
+                for (uint64_t c = 0; c < m; c++)
+                    CHECK(ebb_cells_get(&f->cells, c) == ref[c],
+                          "d %u variant %d item %llu: cell %llu = %u, want %u",
+                          widths[wi], variant, (unsigned long long)i,
+                          (unsigned long long)c, ebb_cells_get(&f->cells, c),
+                          ref[c]);
+            }
+            assert_int_equal(f->decrements, decrements);
+            ebb_stable_destroy(f);
+        }
+    }
+    /* Both paths taken often: the run meets a K cell for 1 - (1 - P/m)^K
+     * = 33% of the items; wraps (5 starts of 64) hide some of them. */
+    CHECK(met > 5000 && apart > 10000 && decisive > 200,
+          "met %u, apart %u, decisive %u", met, apart, decisive);
+}
+
 /* ------------------------------------------------------------------------ */
 /* Determinism, batches                                                     */
 /* ------------------------------------------------------------------------ */
@@ -641,7 +779,8 @@ static double batch_importance(uint64_t i) {
     }
 }
 
-/* The single calls a batch must equal: refused items answer false. */
+/* The single calls a batch must equal: a refused item is not written, and
+ * test_and_add still answers its query. */
 static void singles(ebb_stable *f, const ebb_hash128 *h, const double *imps,
                     size_t n, bool query, bool *seen, ebb_status *status) {
     *status = EBB_OK;
@@ -653,10 +792,8 @@ static void singles(ebb_stable *f, const ebb_hash128 *h, const double *imps,
             st = ebb_stable_test_and_add_hash(f, h[i], imp, &hit);
         else
             st = ebb_stable_add_hash(f, h[i], imp);
-        if (st != EBB_OK) {
+        if (st != EBB_OK)
             *status = st;
-            hit = false;
-        }
         seen[i] = hit;
     }
 }
@@ -1047,6 +1184,19 @@ static void snapshot_rejections(void **state) {
     FORGE(P_DECREMENTS, 8, 300 * 9 + 1);
     FORGE(P_GAVE_UP, 8, 1);             /* not IBF_H */
 #undef FORGE
+    /* Cells set with no insertion counted (every counter 0): only the
+     * cells are wrong, and the load refuses them before allocating. */
+    {
+        ebb_stable_params q = shape(300, 3, 2, 1, EBB_STABLE_PLAIN,
+                                    EBB_STABLE_DRAW_CONSECUTIVE);
+        ebb_stable *g = create_or_fail(&q, 5);
+        ebb_cells_set(&g->cells, 17, 1);
+        snap t = snap_save(g);
+        ebb_stable_destroy(g);
+        expect_load_fails(t.bytes, t.size, EBB_ECORRUPT,
+                          "a cell set, no insertion", true);
+        snap_free(&t);
+    }
     /* The generator all zero. */
     {
         snap z = {malloc(s.size), s.size};
@@ -1150,9 +1300,12 @@ int main(void) {
         TEST(ibf_2c_sets_max_or_half_and_never_lowers),
         TEST(ibf_mc_sets_max_of_cell_and_level),
         TEST(ibf_h_prefers_low_cells_and_skips_zeros),
+        TEST(ibf_h_draws_match_model),
+        TEST(ibf_mc_levels_round_to_nearest),
         TEST(p_decrements_per_insertion),
         TEST(consecutive_run_matches_reference_and_wraps),
         TEST(query_comes_before_update),
+        TEST(test_and_add_matches_model),
         TEST(same_seed_same_state),
         TEST(batches_equal_single_calls),
         TEST(hash_batch_is_the_hash),

@@ -963,6 +963,24 @@ static double max_abs_diff(const double *a, const double *b, uint32_t max)
     return d;
 }
 
+/* The paper's experiments' K = 5, P = 10 at (m, d) under a variant: the
+ * exact stationary distribution into exact, and that of the paper's chain
+ * built from the same rates (p = P/m, k = s) into own; *set = s. */
+static void exact_and_paper_chain(uint64_t m, uint32_t d,
+                                  ebb_stable_variant variant, double *exact,
+                                  double *own, double *set)
+{
+    ebb_stable_params p = shape(m, d, 5, 10, variant);
+    assert_int_equal(ebb_stable_stationary(&p, NULL, exact), EBB_OK);
+    double dec[DENSE_LEN], targets[DENSE_LEN];
+    assert_int_equal(ebb_stable_chain_rates(&p, NULL, set, dec, targets),
+                     EBB_OK);
+    static dense chain;
+    paper_chain(ebb_stable_max_level(d), targets, 10.0 / (double)m, *set,
+                &chain);
+    dense_stationary(&chain, own);
+}
+
 static void test_paper_2c(void **state)
 {
     (void)state;
@@ -975,17 +993,10 @@ static void test_paper_2c(void **state)
     for (size_t i = 0; i < 3; i++) {
         uint32_t max = ebb_stable_max_level(cases[i].d);
         uint32_t half = ebb_stable_half_level(cases[i].d);
-        ebb_stable_params p = shape(cases[i].m, cases[i].d, 5, 10,
-                                    EBB_STABLE_IBF_2C);
-        double exact[DENSE_LEN], form[DENSE_LEN], own[DENSE_LEN];
-        assert_int_equal(ebb_stable_stationary(&p, NULL, exact), EBB_OK);
-        double set, dec[DENSE_LEN], targets[DENSE_LEN];
-        assert_int_equal(ebb_stable_chain_rates(&p, NULL, &set, dec, targets),
-                         EBB_OK);
+        double exact[DENSE_LEN], form[DENSE_LEN], own[DENSE_LEN], set;
+        exact_and_paper_chain(cases[i].m, cases[i].d, EBB_STABLE_IBF_2C, exact, own,
+                              &set);
         double pm = 10.0 / (double)cases[i].m, km = 5.0 / (double)cases[i].m;
-        static dense chain;
-        paper_chain(max, targets, pm, set, &chain);
-        dense_stationary(&chain, own);
 
         /* The balance equation solved correctly is the paper's chain. */
         ebb_stable_paper_2c(max, half, pm, set, EBB_STABLE_PAPER_2C_SOLVED,
@@ -1046,17 +1057,10 @@ static void test_paper_mc(void **state)
     } cases[] = {{16384, 3}, {1024, 3}, {16384, 4}, {100000, 5}};
     for (size_t i = 0; i < 4; i++) {
         uint32_t max = ebb_stable_max_level(cases[i].d);
-        ebb_stable_params p = shape(cases[i].m, cases[i].d, 5, 10,
-                                    EBB_STABLE_IBF_MC);
-        double exact[DENSE_LEN], form[DENSE_LEN], own[DENSE_LEN];
-        assert_int_equal(ebb_stable_stationary(&p, NULL, exact), EBB_OK);
-        double set, dec[DENSE_LEN], targets[DENSE_LEN];
-        assert_int_equal(ebb_stable_chain_rates(&p, NULL, &set, dec, targets),
-                         EBB_OK);
+        double exact[DENSE_LEN], form[DENSE_LEN], own[DENSE_LEN], set;
+        exact_and_paper_chain(cases[i].m, cases[i].d, EBB_STABLE_IBF_MC, exact, own,
+                              &set);
         double pm = 10.0 / (double)cases[i].m, km = 5.0 / (double)cases[i].m;
-        static dense chain;
-        paper_chain(max, targets, pm, set, &chain);
-        dense_stationary(&chain, own);
         ebb_stable_paper_mc(max, pm, set, EBB_STABLE_PAPER_MC_SOLVED, form);
         CHECK(max_abs_diff(form, own, max) <= 1e-12,
               "solved Fig. 4 vs paper chain: %.3g",
