@@ -77,14 +77,36 @@
  * Cost
  * ----
  * Per filter (ebb_timing_cache, refreshed with the model): k ln(1 - 1/m),
- * F(c, 0, B) for c = 0..k, the model's constants and the default prior's
- * ln q, q^B, 1 - q^B and mu_B. Per query: the timers (read all at once,
- * observe_fast), one expm1 for the posterior and, for F', one exp and one
- * expm1 (UNIFORM) or two logs (ZIPF); a query's own prior adds log1p and
- * expm1. Measured at w = 1e6 (build-infer/scratch/bench_infer, a loaded
- * 2-core EPYC): standard query 18-32 ns, posterior query 51-76 ns with
- * Eq. 25's cached F' (2.0-2.6x), more with the corrected F' and with a
- * per-query prior (docs/timing.md, "Inference").
+ * F(c, 0, B) for c = 0..k, the model's constants (for UNIFORM also q^w
+ * and q^(w - B)) and the default prior's ln q, q^B, 1 - q^B and mu_B.
+ * Per query: the timers, read as the standard query reads them
+ * (timing_internal.h's timing_observe, stopping at the first expired
+ * timer: expired evidence is then answered with no power of q, one
+ * division for a query's own prior); otherwise the counts by compares and
+ * selects, not branches (random counts mispredicted), one expm1 for the
+ * posterior and, for F', one expm1 and one exp (UNIFORM, beside the
+ * posterior's expm1) or two logs (ZIPF); a query's own prior adds log1p,
+ * expm1 and a division. Where the time went (callgrind on
+ * x86-64-v3, w = 1e6, the bench's shape k = 4, B = 500000, half the
+ * queries present): the evidence read all k timers and counted them with
+ * a branch per timer, 2.6 mispredicted branches a query; the answer took
+ * three exponentials even for expired evidence with a query's prior.
+ *
+ * Measured (`ebb-bench --quick --runs 5`, the row of `make bench`, from
+ * build-tperf-bench: Release, -march=native; a 2-vCPU EPYC VM, other
+ * jobs idle at the time, ns per call, medians of 5): w = 1e6, fp 1%, the
+ * BTBF at the APBF default's memory (k = 4, bpt 3, B = 500000, P = 3),
+ * 16-byte keys, half present, uniform model over 10 w items with its
+ * default prior, costs 1 and 1. Two runs each, alternating:
+ *                        standard query   posterior query   ratio
+ *   before (23e677f)     32.6, 33.7       70.1, 70.6        2.15, 2.09
+ *   now                  36.2, 33.6       60.2, 63.6        1.66, 1.89
+ * A per-query Zipf prior (not in the bench: a scratch driver, the same
+ * shape, 8-byte keys, contains and infer interleaved over the same keys,
+ * median of 15 passes, three runs): before 3.1-3.8x, now 2.45-2.47x
+ * (31-33 ns against 77-79). For present keys alone the posterior costs
+ * ~2.8x (74 ns against 27: the two dependent exponentials of F' and the
+ * division by Z, ~40 ns of latency); for absent ones 1.3x.
  */
 #include <math.h>
 
@@ -96,20 +118,26 @@
 /* ---- The prior ------------------------------------------------------------
  * P(i) = p q^i with q = 1 - p (Eq. 4). Every sum below is over a run of
  * consecutive ages, so the prior enters only through q^n and 1 - q^n, taken
- * as exp(n ln q) and -expm1(n ln q) from ln q = log1p(-p): both keep full
- * relative precision when p is far below the rounding of 1 (|U| = 2^40
- * gives p = 1e-12, where 1 - q^n computed as 1 - pow(1 - p, n) would keep
- * four digits). p = 1 gives ln q = -inf, q^0 = 1 and q^n = 0 for n > 0.
+ * from -expm1(n ln q) with ln q = log1p(-p): it keeps full relative
+ * precision when p is far below the rounding of 1 (|U| = 2^40 gives
+ * p = 1e-12, where 1 - q^n computed as 1 - pow(1 - p, n) would keep four
+ * digits). p = 1 gives ln q = -inf, q^0 = 1 and q^n = 0 for n > 0.
  * What depends on p and B only (the common range of ages has length B) is
- * prepared once per prior, and once per filter for the model's default. */
-static double q_pow(double log_q, double n)
-{
-    return n == 0.0 ? 1.0 : exp(n * log_q);
-}
+ * prepared once per prior, and once per filter for the model's default;
+ * a query's own prior is prepared only as far as its evidence reads it. */
 
-static double one_minus_q_pow(double log_q, double n)
+/* q^n and 1 - q^n, n >= 0, from one expm1: q^n as 1 + expm1(n ln q) keeps
+ * its relative precision while q^n >= 1/2; below, q^n takes its own exp. */
+static void q_run(double log_q, double n, double *q_n, double *rest)
 {
-    return n == 0.0 ? 0.0 : -expm1(n * log_q);
+    if (n == 0.0) { /* n ln q would be NaN for p = 1 */
+        *q_n = 1.0;
+        *rest = 0.0;
+        return;
+    }
+    double e = expm1(n * log_q);
+    *rest = -e;
+    *q_n = e > -0.5 ? 1.0 + e : exp(n * log_q);
 }
 
 /* Mean of t over t = 0..n-1 weighted by q^t (n finite, >= 1):
@@ -135,15 +163,25 @@ static double segment_mean(double log_q, double tail_mean, double n,
     return tail_mean - n * q_n / one_minus_q_n;
 }
 
-static void prior_prepare(ebb_timing_prior *out, double p, uint64_t block)
+/* The prior's mean age (all that expired evidence reads). */
+static double prior_tail_mean(double p)
 {
-    double B = (double)block;
+    return (1.0 - p) / p;
+}
+
+/* p, ln q and the mean: what every unexpired answer reads. */
+static void prior_prepare(ebb_timing_prior *out, double p)
+{
     out->p = p;
     out->log_q = log1p(-p);
-    out->tail_mean = (1.0 - p) / p;
-    double e = expm1(B * out->log_q); /* q^B - 1 */
-    out->q_block = 1.0 + e;
-    out->rest_block = -e;
+    out->tail_mean = prior_tail_mean(p);
+}
+
+/* q^B, 1 - q^B and mu_B: for evidence with 0 < lambda <= W. */
+static void prior_prepare_block(ebb_timing_prior *out, uint64_t block)
+{
+    double B = (double)block;
+    q_run(out->log_q, B, &out->q_block, &out->rest_block);
     out->mean_block = segment_mean(out->log_q, out->tail_mean, B,
                                    out->q_block, out->rest_block);
 }
@@ -159,28 +197,61 @@ static void prior_prepare(ebb_timing_prior *out, double p, uint64_t block)
  *   lambda = 0:       start = 0, span = b, tail = F(r, 0, b)  (Eq. 22)
  *   expired:          start = the smallest age the evidence allows,
  *                     span infinite (the paper gives no P(R_x | i) there;
- *                     the prior alone decides beyond start)
+ *                     the prior alone decides beyond start: expired_answer)
  *
  * with W = ceil((w - b) / B). The common factor F(r, c, (lambda-1)B + b)
  * cancels from every ratio and is never computed. */
 typedef struct likelihood {
     double start;
-    double span;   /* INFINITY for expired evidence */
+    double span;
     double tail;
     /* the prior over the first range: q^span, 1 - q^span, its mean */
     double q_span, rest, mean;
 } likelihood;
 
-/* F(r, 0, j) = (1 - (1 - 1/m)^(k D(j)))^r: r given timers all touched by
- * j insertions of D(j) distinct items (Eq. 21 with c = 0). */
-static double all_touched(const ebb_timing_model *model, double log_untouched,
-                          uint32_t r, double j)
+/* D(j) with the model's constants from the cache (the same value as
+ * ebb_timing_model_distinct, without its logarithms). */
+static double distinct_cached(const ebb_timing_model *model,
+                              const ebb_timing_cache *cache, double j)
 {
-    double one = -expm1(log_untouched * ebb_timing_model_distinct(model, j));
+    if (j < 1.0)
+        return j;
+    switch (model->kind) {
+    case EBB_TIMING_MODEL_UNIFORM:
+        return model->universe == 1
+                   ? 1.0
+                   : -(double)model->universe * expm1(j * cache->uniform_log);
+    case EBB_TIMING_MODEL_ZIPF:
+        return ebb_timing_zipf_distinct(model->universe, cache->zipf_harmonic,
+                                        j);
+    case EBB_TIMING_MODEL_DISTINCT:
+    case EBB_TIMING_MODEL_TABLE:
+    default:
+        break;
+    }
+    return ebb_timing_model_distinct(model, j);
+}
+
+/* (1 - (1 - 1/m)^(k items))^n: n given timers all touched by `items`
+ * distinct insertions (Eq. 21 with c = 0); n <= k. */
+static double all_touched(const ebb_timing_cache *cache, double items,
+                          uint32_t n)
+{
+    double one = -expm1(cache->log_untouched * items);
     double f = 1.0;
-    for (uint32_t i = 0; i < r; i++)
+    for (uint32_t i = 0; i < n; i++)
         f *= one;
     return f;
+}
+
+/* True when the prior is the uniform model's 1/|U| (so q^j of the prior
+ * and of D(j) are the same powers). */
+static bool uniform_prior(const ebb_timing_model *model,
+                          const ebb_timing_cache *cache,
+                          const ebb_timing_prior *prior)
+{
+    return model->kind == EBB_TIMING_MODEL_UNIFORM &&
+           prior->log_q == cache->uniform_log;
 }
 
 /* G / F: the c timers of age lambda all touched in their block by items
@@ -190,38 +261,25 @@ static double all_touched(const ebb_timing_model *model, double log_untouched,
  * later copies would have renewed the timer, overweights "x is older than
  * its timers" and made the posterior too low by up to 0.1 per bin at
  * lambda = W (docs/timing.md, "Choices"). Equal for DISTINCT (cached);
- * one exp for UNIFORM: |U| (1 - 1/|U|)^j0 (1 - (1 - 1/|U|)^B). */
+ * one exp for UNIFORM: |U| (1 - 1/|U|)^j0 (1 - (1 - 1/|U|)^B), computed
+ * beside the posterior's expm1, not from it (q^j0 = q^w / q^d would save
+ * the exp but chain a division after the expm1: slower). */
 static double block_touched(const ebb_timing_model *model,
                             const ebb_timing_cache *cache, uint32_t c,
                             double j0, double B)
 {
     double fresh;
-    switch (model->kind) {
-    case EBB_TIMING_MODEL_DISTINCT:
+    if (model->kind == EBB_TIMING_MODEL_DISTINCT)
         return cache->block_touched[c];
-    case EBB_TIMING_MODEL_UNIFORM:
-        fresh = j0 == 0.0 ? cache->uniform_block
-                          : cache->uniform_block * exp(j0 * cache->uniform_log);
-        break;
-    case EBB_TIMING_MODEL_ZIPF:
-        fresh = ebb_timing_zipf_distinct(model->universe, cache->zipf_harmonic,
-                                         j0 + B) -
-                (j0 < 1.0 ? j0
-                          : ebb_timing_zipf_distinct(model->universe,
-                                                     cache->zipf_harmonic,
-                                                     j0));
-        break;
-    case EBB_TIMING_MODEL_TABLE:
-    default:
-        fresh = ebb_timing_model_distinct(model, j0 + B) -
-                ebb_timing_model_distinct(model, j0);
-        break;
+    if (model->kind == EBB_TIMING_MODEL_UNIFORM) {
+        fresh = j0 == 0.0
+                    ? cache->uniform_block
+                    : cache->uniform_block * exp(j0 * cache->uniform_log);
+    } else {
+        fresh = distinct_cached(model, cache, j0 + B) -
+                distinct_cached(model, cache, j0);
     }
-    double one = -expm1(cache->log_untouched * fresh);
-    double t = 1.0;
-    for (uint32_t i = 0; i < c; i++)
-        t *= one;
-    return t;
+    return all_touched(cache, fresh, c);
 }
 
 void ebb_timing_cache_init(ebb_timing_cache *cache,
@@ -252,11 +310,11 @@ void ebb_timing_cache_init(ebb_timing_cache *cache,
                                ? ebb_timing_harmonic(model->universe)
                                : 0.0;
     cache->default_prior = ebb_timing_model_default_prior(model);
-    if (cache->default_prior > 0.0)
-        prior_prepare(&cache->prepared, cache->default_prior,
-                      params->block);
-    else
-        cache->prepared = (ebb_timing_prior){0};
+    cache->prepared = (ebb_timing_prior){0};
+    if (cache->default_prior > 0.0) {
+        prior_prepare(&cache->prepared, cache->default_prior);
+        prior_prepare_block(&cache->prepared, params->block);
+    }
     uint64_t blocks = params->window / params->block +
                       (params->window % params->block != 0);
     cache->t_omega = blocks + 1 + params->padding;
@@ -293,42 +351,40 @@ static bool evidence_valid(const ebb_timing_params *params,
     return true;
 }
 
-static likelihood likelihood_make(const ebb_timing_params *params,
-                                  const ebb_timing_model *model,
-                                  const ebb_timing_cache *cache,
-                                  const ebb_timing_evidence *ev,
-                                  uint64_t w_age,
-                                  const ebb_timing_prior *prior)
+/* lambda = 0: every timer holds T_+; span b, tail F(r, 0, b). For the
+ * uniform model's own prior D(b) = |U| (1 - q^b), the run's 1 - q^b. */
+static likelihood likelihood_now(const ebb_timing_model *model,
+                                 const ebb_timing_cache *cache,
+                                 const ebb_timing_evidence *ev,
+                                 const ebb_timing_prior *prior)
 {
-    double B = (double)params->block, b = (double)ev->b;
+    double b = (double)ev->b;
     likelihood l;
-    if (ev->expired || ev->lambda > w_age) {
-        /* An expired timer is at least W + 1 old; an unswept one of age
-         * lambda > W is exactly lambda old. Either way x's last insertion
-         * came before that timer's block ended. */
-        double age = ev->expired ? (double)w_age + 1.0 : (double)ev->lambda;
-        l.start = (age - 1.0) * B + b;
-        l.span = INFINITY;
-        l.tail = 1.0;
-        l.q_span = 0.0;
-        l.rest = 1.0;
-        l.mean = prior->tail_mean;
-    } else if (ev->lambda == 0) {
-        l.start = 0.0;
-        l.span = b;
-        l.tail = all_touched(model, cache->log_untouched, ev->r, b);
-        l.q_span = q_pow(prior->log_q, b);
-        l.rest = one_minus_q_pow(prior->log_q, b);
-        l.mean = segment_mean(prior->log_q, prior->tail_mean, b, l.q_span,
-                              l.rest);
-    } else {
-        l.start = ((double)ev->lambda - 1.0) * B + b;
-        l.span = B;
-        l.tail = block_touched(model, cache, ev->c, l.start, B);
-        l.q_span = prior->q_block;
-        l.rest = prior->rest_block;
-        l.mean = prior->mean_block;
-    }
+    l.start = 0.0;
+    l.span = b;
+    q_run(prior->log_q, b, &l.q_span, &l.rest);
+    double items = uniform_prior(model, cache, prior)
+                       ? (double)model->universe * l.rest
+                       : distinct_cached(model, cache, b);
+    l.tail = all_touched(cache, items, ev->r);
+    l.mean = segment_mean(prior->log_q, prior->tail_mean, b, l.q_span,
+                          l.rest);
+    return l;
+}
+
+/* 0 < lambda <= W: span B from j0 = (lambda - 1) B + b; the tail comes
+ * later (block_touched), when the posterior's power is known. */
+static likelihood likelihood_block(const ebb_timing_params *params,
+                                   const ebb_timing_evidence *ev,
+                                   const ebb_timing_prior *prior)
+{
+    double B = (double)params->block;
+    likelihood l;
+    l.start = ((double)ev->lambda - 1.0) * B + (double)ev->b;
+    l.span = B;
+    l.q_span = prior->q_block;
+    l.rest = prior->rest_block;
+    l.mean = prior->mean_block;
     return l;
 }
 
@@ -342,18 +398,34 @@ static likelihood likelihood_make(const ebb_timing_params *params,
  *   E[I_x | R_x] = start + [(1 - q^span) mu_span
  *                           + tail q^span (span + q/p)] / Z
  * with mu_n the mean of segment_mean. Expired evidence (span infinite):
- * Z = 1, P = 0, E = start + q/p. */
-static double posterior(const ebb_timing_prior *prior, const likelihood *l,
-                        double inv_z, double window)
+ * Z = 1, P = 0, E = start + q/p.
+ *
+ * The posterior takes one power, q^n with n = d or d - span. */
+typedef struct posterior_power {
+    double d;   /* w' - start                                    */
+    double e;   /* expm1(n ln q): 1 - q^n = -e; 0 when d <= 0    */
+} posterior_power;
+
+static posterior_power power_of(const ebb_timing_prior *prior,
+                                const likelihood *l, double window)
 {
-    double d = window - l->start;
-    if (d <= 0.0)
+    posterior_power pw = {window - l->start, 0.0};
+    if (pw.d > 0.0)
+        pw.e = expm1((pw.d <= l->span ? pw.d : pw.d - l->span) *
+                     prior->log_q);
+    return pw;
+}
+
+static double posterior(const likelihood *l, double inv_z,
+                        posterior_power pw)
+{
+    if (pw.d <= 0.0)
         return 0.0;
-    if (d <= l->span)
-        return one_minus_q_pow(prior->log_q, d) * inv_z;
-    double p = (l->rest + l->tail * l->q_span *
-                              one_minus_q_pow(prior->log_q, d - l->span)) *
-               inv_z;
+    /* d <= span: (1 - q^d) / Z; else the whole first range and part of
+     * the tail. Selected, not branched: which one is random per key. */
+    double beyond = pw.d > l->span ? l->rest + l->tail * l->q_span * -pw.e
+                                   : -pw.e;
+    double p = beyond * inv_z;
     return p < 1.0 ? p : 1.0;
 }
 
@@ -377,6 +449,33 @@ static ebb_status query_check(const ebb_timing_params *params,
     return EBB_OK;
 }
 
+static bool least_penalty(const ebb_timing_query *query, double posterior)
+{
+    return query->cost_fp * (1.0 - posterior) <= query->cost_fn * posterior;
+}
+
+/* Expired or unswept evidence: no likelihood beyond the first age it
+ * allows, start; an expired timer is at least W + 1 old, an unswept one of
+ * age lambda > W exactly lambda old, and either way x's last insertion
+ * came before that timer's block ended. P = 0, E = start + q/p, mode
+ * start: no power of q. */
+static void expired_answer(const ebb_timing_params *params,
+                           const ebb_timing_cache *cache,
+                           const ebb_timing_evidence *ev, uint64_t w_age,
+                           double p, const ebb_timing_query *query,
+                           ebb_timing_answer *out)
+{
+    double age = ev->expired ? (double)w_age + 1.0 : (double)ev->lambda;
+    double start = (age - 1.0) * (double)params->block + (double)ev->b;
+    double mean = p == cache->default_prior ? cache->prepared.tail_mean
+                                            : prior_tail_mean(p);
+    out->standard = false;
+    out->posterior = 0.0;
+    out->expected_age = start + mean;
+    out->likely_age = (uint64_t)start;
+    out->decision = least_penalty(query, 0.0);
+}
+
 /* The answer for checked query and evidence; w_age = W for evidence->b
  * (the filter has it as limit - 1, with no division). */
 static void infer_core(const ebb_timing_params *params,
@@ -386,35 +485,45 @@ static void infer_core(const ebb_timing_params *params,
                        double p, const ebb_timing_query *query,
                        ebb_timing_answer *out)
 {
+    if (evidence->expired || evidence->lambda > w_age) {
+        expired_answer(params, cache, evidence, w_age, p, query, out);
+        return;
+    }
     ebb_timing_prior own;
     const ebb_timing_prior *prior = &cache->prepared;
     if (p != cache->default_prior) {
-        prior_prepare(&own, p, params->block);
+        prior_prepare(&own, p);
+        if (evidence->lambda != 0)
+            prior_prepare_block(&own, params->block);
         prior = &own;
     }
     double window =
         (double)(query->window == 0 ? params->window : query->window);
-    likelihood l =
-        likelihood_make(params, model, cache, evidence, w_age, prior);
+    likelihood l;
+    posterior_power pw;
+    if (evidence->lambda == 0) {
+        l = likelihood_now(model, cache, evidence, prior);
+        pw = power_of(prior, &l, window);
+    } else {
+        l = likelihood_block(params, evidence, prior);
+        pw = power_of(prior, &l, window);
+        l.tail = block_touched(model, cache, evidence->c, l.start, l.span);
+    }
     /* Z, the total weight from start on: (1 - q^span) + tail q^span */
     double inv_z = 1.0 / (l.rest + l.tail * l.q_span);
     ebb_timing_answer answer;
-    answer.standard = !evidence->expired && evidence->lambda <= w_age;
-    answer.posterior =
-        isinf(l.span) ? 0.0 : posterior(prior, &l, inv_z, window);
+    answer.standard = true;
+    answer.posterior = posterior(&l, inv_z, pw);
     answer.expected_age =
-        isinf(l.span)
-            ? l.start + l.mean
-            : l.start + (l.rest * l.mean +
-                         l.tail * l.q_span * (l.span + prior->tail_mean)) *
-                            inv_z;
+        l.start + (l.rest * l.mean +
+                   l.tail * l.q_span * (l.span + prior->tail_mean)) *
+                      inv_z;
     /* P(i) falls within each range, so the mode is the first age of one of
      * them: start (relative weight 1) or start + span (tail q^span);
      * tail <= 1 makes it start, but compare. */
     answer.likely_age = (uint64_t)(l.tail * l.q_span > 1.0 ? l.start + l.span
                                                            : l.start);
-    answer.decision = query->cost_fp * (1.0 - answer.posterior) <=
-                      query->cost_fn * answer.posterior;
+    answer.decision = least_penalty(query, answer.posterior);
     *out = answer;
 }
 
@@ -450,59 +559,11 @@ ebb_status ebb_timing_infer_evidence(const ebb_timing_params *params,
                                    out);
 }
 
-/* ebb_timing_observe_hash's evidence, read for speed: the k offsets first,
- * then the k timers with no branch between the loads (so they overlap in
- * flight), then the ages by selects. observe_hash's one loop branches on
- * every age, and the mispredictions serialised the loads: 85 ns against
- * the standard query's 31 at w = 1e6, k = 8 (docs/timing.md). Repeated
- * positions are found as observe_hash finds them, by a 64-bit signature
- * (a scan only on a signature hit) and dropped; an expired timer reads as
- * age `limit`; with one, c counts the expired timers and lambda is 0. The
- * unit test holds infer_hash to infer_evidence on observe_hash's
- * evidence. */
-static void observe_fast(const ebb_timing *f, ebb_hash128 hash,
-                         ebb_timing_evidence *out)
-{
-    uint64_t bits[EBB_TIMING_MAX_K];
-    uint64_t ages[EBB_TIMING_MAX_K];
-    uint32_t k = f->k;
-    for (uint32_t j = 0; j < k; j++)
-        bits[j] = timing_bit(f, hash, j);
-    for (uint32_t j = 0; j < k; j++) {
-        uint64_t v = ebb_cells_read_(&f->timers, bits[j]);
-        ages[j] = v == f->mark ? f->limit : timing_age(f, v);
-    }
-    uint64_t signature = 0;
-    uint32_t r = 0;
-    for (uint32_t j = 0; j < k; j++) {
-        uint64_t sig = UINT64_C(1)
-                       << ((bits[j] * UINT64_C(0x9e3779b97f4a7c15)) >> 58);
-        if (signature & sig) {
-            bool repeat = false;
-            for (uint32_t i = 0; i < r; i++)
-                repeat |= bits[i] == bits[j];
-            if (repeat)
-                continue;
-        }
-        signature |= sig;
-        bits[r] = bits[j];
-        ages[r++] = ages[j];
-    }
-    uint64_t oldest = 0;
-    uint32_t expired = 0, c = 0;
-    for (uint32_t j = 0; j < r; j++) {
-        expired += ages[j] >= f->limit;
-        oldest = ages[j] > oldest ? ages[j] : oldest;
-    }
-    for (uint32_t j = 0; j < r; j++)
-        c += ages[j] == oldest;
-    out->r = r;
-    out->expired = expired != 0;
-    out->c = expired != 0 ? expired : c;
-    out->lambda = expired != 0 ? 0 : oldest;
-    out->b = f->in_block;
-}
-
+/* The evidence is timing_internal.h's timing_observe, the one
+ * ebb_timing_observe_hash gives, stopping at the first expired timer as
+ * the standard query does (the answer to expired evidence reads neither r
+ * nor c); the unit test holds infer_hash to infer_evidence on
+ * observe_hash's evidence. */
 ebb_status ebb_timing_infer_hash(const ebb_timing *filter, ebb_hash128 hash,
                                  const ebb_timing_query *query,
                                  ebb_timing_answer *out)
@@ -512,7 +573,7 @@ ebb_status ebb_timing_infer_hash(const ebb_timing *filter, ebb_hash128 hash,
         query_check(&filter->params, &filter->cache, query, &p) != EBB_OK)
         return EBB_EINVAL;
     ebb_timing_evidence evidence;
-    observe_fast(filter, hash, &evidence);
+    timing_observe(filter, hash, true, &evidence);
     /* the filter's evidence is consistent by construction */
     infer_core(&filter->params, &filter->model, &filter->cache, &evidence,
                filter->limit - 1, p, query, out);

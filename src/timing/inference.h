@@ -13,7 +13,10 @@
 
 #include "ebb/timing.h"
 
-/* A prior p_x prepared for the sums over one block of ages (span B). */
+/* A prior p_x prepared for the sums over one block of ages (span B).
+ * A query's own prior is prepared as far as its evidence reads it
+ * (inference.c): expired evidence reads only the mean, lambda = 0 the
+ * first three fields, 0 < lambda <= W all six. */
 typedef struct ebb_timing_prior {
     double p;           /* p_x                                            */
     double log_q;       /* ln(1 - p), -inf for p = 1                      */

@@ -112,15 +112,15 @@
  * The test timing_figure5_trace replays this table.
  *
  * Evidence for the inference (ebb_timing_observe_hash, timing_observe in
- * timing_internal.h): the k offsets, then the k timers read with no branch
- * between the loads (so their misses overlap), then one pass that drops
- * repeated positions (a 64-bit signature of the positions seen: the
- * duplicate scan runs only on a signature hit) and folds the ages by
- * selects, not branches (ages are random: a branch per timer mispredicted
- * about every other one and serialised the loads). It finds r (distinct
- * positions), whether one has expired, and else the oldest age lambda and
- * c, the distinct timers holding it. With an expired timer, c counts the
- * expired timers and lambda is 0.
+ * timing_internal.h, which ebb_timing_infer_hash reads too): the k
+ * timers' ages, folded by selects into the oldest (ages are random: a
+ * branch per timer mispredicted about every other one and serialised the
+ * loads), then one pass of compares with no data-dependent branch that
+ * drops repeated positions (an offset counts unless an earlier one equals
+ * it) and counts r (distinct positions) and c, the distinct timers at the
+ * oldest age lambda, or, when one has expired, the expired timers (lambda
+ * is then 0). The inference's read stops at the first expired timer, as
+ * the standard query does: its answer to expired evidence needs no count.
  *
  * Speed
  * -----
@@ -132,14 +132,14 @@
  *
  * Measured numbers
  * ----------------
- * MEASURED-NUMBERS: replace with `make bench` on a quiet machine. First
- * measurement (scratch program, gcc -O2, 2 vCPUs shared with other jobs,
- * so only ratios within a run mean much), the paper's rule at 16 bits per
- * item and k = 8 (bpt 8, P 50, s = 8), 8-byte keys, ns per item:
- *                         w = 1e5 (200 KB)     w = 4e6 (8 MB)
- *   add                   50                   85-96
- *   contains              29-33                57-68
- *   observe_hash + hash   65                   136
+ * `ebb-bench --quick --runs 5` (the rows of `make bench`, Release,
+ * -march=native, a 2-vCPU EPYC VM with other jobs idle, medians of 5, two
+ * runs), w = 1e6, fp 1%, the BTBF at the APBF default's memory
+ * (ebb_timing_choose: k = 4, bpt 3, B = 500000, P = 3, 2.46 MB), 16-byte
+ * keys
+ * (hashing 4.5 ns included), queries half present, ns per call:
+ *   add one call 51-52, batch 57; contains one call 34-36, batch 27-28;
+ *   ebb_timing_infer (inference.c) 60-64.
  * The analytic rate against simulation: docs/timing.md.
  */
 #include <string.h>
@@ -318,7 +318,7 @@ bool ebb_timing_contains(const ebb_timing *f, const void *key, size_t len)
 void ebb_timing_observe_hash(const ebb_timing *f, ebb_hash128 hash,
                              ebb_timing_evidence *out)
 {
-    timing_observe(f, hash, out);
+    timing_observe(f, hash, false, out);
 }
 
 /* ------------------------------------------------------------------------ */

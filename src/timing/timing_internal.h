@@ -91,55 +91,68 @@ TIMING_INLINE bool timing_query_at(const ebb_timing *f, const uint64_t *bits)
 
 /* ---- The evidence of the inference ------------------------------------ */
 
-/* One bit of a 64-bit signature per position: two equal positions set the
- * same bit, so a position whose bit is clear is new. */
-TIMING_INLINE uint64_t timing_signature(uint64_t bit)
+/* The item's offsets (all first, so the loads can issue together), then
+ * its timers in order as ages; returns the oldest age, a timer holding the mark reading as age `limit` (so the
+ * item has an expired timer iff the oldest age is >= limit). With `stop`
+ * it returns at the first expired timer, as the standard query does: the
+ * inference's answer to expired evidence reads nothing more. The ages are
+ * folded by selects (they are random: a branch per timer mispredicted
+ * about every other one and serialised the loads); the only branch is the
+ * stop, taken once. */
+TIMING_INLINE uint64_t timing_ages(const ebb_timing *f, ebb_hash128 hash,
+                                   bool stop, uint64_t *bits, uint64_t *ages)
 {
-    return UINT64_C(1) << ((bit * UINT64_C(0x9e3779b97f4a7c15)) >> 58);
+    uint64_t oldest = 0;
+    timing_bits(f, hash, bits);
+    for (uint32_t j = 0; j < f->k; j++) {
+        uint64_t v = ebb_cells_read_(&f->timers, bits[j]);
+        uint64_t age = v == f->mark ? f->limit : timing_age(f, v);
+        ages[j] = age;
+        oldest = age > oldest ? age : oldest;
+        if (stop && age >= f->limit)
+            break;
+    }
+    return oldest;
 }
 
-/* ebb_timing_observe_hash (timing.c's essay): offsets, then the k loads
- * with no branch between them, then repeats dropped and the ages folded
- * by selects. An expired timer reads as age `limit`. */
+/* The evidence (ebb_timing_observe_hash; timing.c's essay): r distinct
+ * positions; expired, and then c the distinct expired timers and lambda
+ * 0; else lambda the oldest age and c the distinct timers holding it.
+ * With `stop` (the inference's own read, inference.c) expired evidence
+ * comes from the first expired timer, with r = c = 0 (the answer reads
+ * neither).
+ *
+ * The counts have no data-dependent branch (how many timers share the
+ * oldest age is random, and a loop over them mispredicted its exit): an
+ * offset counts unless an earlier one equals it (k (k - 1) / 2 compares,
+ * fixed for the filter), towards c when its age is at least `floor`
+ * (equal offsets hold equal ages, so a repeat is in or out with its
+ * first). */
 TIMING_INLINE void timing_observe(const ebb_timing *f, ebb_hash128 hash,
-                                  ebb_timing_evidence *out)
+                                  bool stop, ebb_timing_evidence *out)
 {
     uint64_t bits[EBB_TIMING_MAX_K];
     uint64_t ages[EBB_TIMING_MAX_K];
-    uint32_t k = f->k;
-    timing_bits(f, hash, bits);
-    for (uint32_t j = 0; j < k; j++) {
-        uint64_t v = ebb_cells_read_(&f->timers, bits[j]);
-        ages[j] = v == f->mark ? f->limit : timing_age(f, v);
-    }
-    uint64_t signature = 0, oldest = 0;
-    uint32_t r = 0, c = 0, expired = 0;
-    for (uint32_t j = 0; j < k; j++) {
-        uint64_t sig = timing_signature(bits[j]);
-        if (signature & sig) {
-            bool repeat = false;
-            for (uint32_t i = 0; i < r; i++)
-                repeat |= bits[i] == bits[j];
-            if (repeat)
-                continue;
-        }
-        signature |= sig;
-        bits[r++] = bits[j];
-        uint64_t age = ages[j];
-        bool dead = age >= f->limit;
-        /* An expired timer folds in as age 0: it can miscount c only when
-         * some timer expired, and then c is the expired count instead. */
-        uint64_t live = dead ? 0 : age;
-        bool older = live > oldest;
-        c = older ? 1u : c + (live == oldest);
-        oldest = older ? live : oldest;
-        expired += dead;
+    uint64_t oldest = timing_ages(f, hash, stop, bits, ages);
+    bool expired = oldest >= f->limit;
+    out->expired = expired;
+    out->lambda = expired ? 0 : oldest;
+    out->b = f->in_block;
+    out->r = out->c = 0;
+    if (stop && expired)
+        return;
+    /* expired: every timer of age >= limit; else the oldest */
+    uint64_t floor = expired ? f->limit : oldest;
+    uint32_t r = 0, c = 0;
+    for (uint32_t j = 0; j < f->k; j++) {
+        bool repeat = false;
+        for (uint32_t i = 0; i < j; i++)
+            repeat |= bits[i] == bits[j];
+        r += !repeat;
+        c += !repeat & (ages[j] >= floor);
     }
     out->r = r;
-    out->expired = expired != 0;
-    out->c = expired != 0 ? expired : c;
-    out->lambda = expired != 0 ? 0 : oldest;
-    out->b = f->in_block;
+    out->c = c;
 }
 
 /* ---- An insertion ------------------------------------------------------- */

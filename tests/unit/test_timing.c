@@ -251,18 +251,21 @@ static void create_refuses_invalid_model_and_out(void **state) {
     ebb_timing_destroy(NULL);
 }
 
-static void create_survives_allocation_failure(void **state) {
-    (void)state;
-    ebb_timing_params p = shape(100, 1000, 4, 5, 7, 2);
-    uint64_t n;
-    for (n = 1;; n++) {
+/* Runs make(ctx) with its n-th allocation failing, n = 1, 2, ... until
+ * it succeeds: every failure must be EBB_ENOMEM with *out untouched and
+ * nothing leaked. Returns the handle made and sets *calls to that n. */
+typedef ebb_status (*make_fn)(const void *ctx, ebb_timing **out);
+
+static ebb_timing *make_under_failures(make_fn make, const void *ctx,
+                                       uint64_t *calls) {
+    for (uint64_t n = 1;; n++) {
         ebb_timing *out = OUT_SENTINEL;
         support_alloc_fail_nth(n, false);
-        ebb_status st = ebb_timing_create(&p, NULL, 3, &out);
+        ebb_status st = make(ctx, &out);
         support_alloc_fail_nth(0, false);
         if (st == EBB_OK) {
-            ebb_timing_destroy(out);
-            break;
+            *calls = n;
+            return out;
         }
         CHECK(st == EBB_ENOMEM, "failure %llu: %d", (unsigned long long)n,
               (int)st);
@@ -271,6 +274,17 @@ static void create_survives_allocation_failure(void **state) {
         CHECK(support_alloc_live_count() == 0, "leak at failure %llu",
               (unsigned long long)n);
     }
+}
+
+static ebb_status make_created(const void *ctx, ebb_timing **out) {
+    return ebb_timing_create(ctx, NULL, 3, out);
+}
+
+static void create_survives_allocation_failure(void **state) {
+    (void)state;
+    ebb_timing_params p = shape(100, 1000, 4, 5, 7, 2);
+    uint64_t n;
+    ebb_timing_destroy(make_under_failures(make_created, &p, &n));
     assert_int_equal(n, 3); /* handle, timers */
 }
 
@@ -1192,6 +1206,11 @@ static void snapshot_rejections(void **state) {
     ebb_timing_destroy(f);
 }
 
+static ebb_status make_loaded(const void *ctx, ebb_timing **out) {
+    const snap *s = ctx;
+    return ebb_timing_load(s->bytes, s->size, out);
+}
+
 static void load_survives_allocation_failure(void **state) {
     (void)state;
     ebb_timing_params p = shape(100, 1000, 4, 5, 7, 2);
@@ -1201,25 +1220,11 @@ static void load_survives_allocation_failure(void **state) {
     snap s = snap_save(f);
     ebb_timing_destroy(f);
     uint64_t n;
-    for (n = 1;; n++) {
-        ebb_timing *out = OUT_SENTINEL;
-        support_alloc_fail_nth(n, false);
-        ebb_status st = ebb_timing_load(s.bytes, s.size, &out);
-        support_alloc_fail_nth(0, false);
-        if (st == EBB_OK) {
-            snap t = snap_save(out);
-            assert_memory_equal(t.bytes, s.bytes, s.size);
-            snap_free(&t);
-            ebb_timing_destroy(out);
-            break;
-        }
-        CHECK(st == EBB_ENOMEM, "failure %llu: %d", (unsigned long long)n,
-              (int)st);
-        CHECK(out == OUT_SENTINEL, "*out written at failure %llu",
-              (unsigned long long)n);
-        CHECK(support_alloc_live_count() == 0, "leak at failure %llu",
-              (unsigned long long)n);
-    }
+    ebb_timing *out = make_under_failures(make_loaded, &s, &n);
+    snap t = snap_save(out);
+    assert_memory_equal(t.bytes, s.bytes, s.size);
+    snap_free(&t);
+    ebb_timing_destroy(out);
     assert_int_equal(n, 3); /* handle, timers */
     snap_free(&s);
 }

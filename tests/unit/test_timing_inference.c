@@ -415,6 +415,16 @@ static void test_closed_forms_against_sums(void **state)
               by_case[i]);
 }
 
+/* The shape of the hand-made cases: w over m timers, k = 4, bpt 8,
+ * B = 10, P = 3. */
+static void small_shape(uint64_t window, uint64_t timers,
+                        ebb_timing_params *params)
+{
+    assert_int_equal(ebb_timing_params_init(window, timers, 4, 8, 10, 3,
+                                            params),
+                     EBB_OK);
+}
+
 /* Tiny priors, where 1 - (1 - p)^n computed naively loses its digits and
  * the expected age's segment mean cancels: compare with sums of the exact
  * geometric terms in long double over a window-sized range plus the
@@ -424,8 +434,7 @@ static void test_tiny_priors(void **state)
 {
     (void)state;
     ebb_timing_params params;
-    assert_int_equal(ebb_timing_params_init(1000, 8000, 4, 8, 10, 3, &params),
-                     EBB_OK);
+    small_shape(1000, 8000, &params);
     ebb_timing_model model = {.kind = EBB_TIMING_MODEL_DISTINCT};
     const double priors[] = {1e-7, 1e-10, 1e-13, 1e-16};
     for (unsigned n = 0; n < sizeof(priors) / sizeof(priors[0]); n++) {
@@ -475,8 +484,7 @@ static void test_certain_prior(void **state)
 {
     (void)state;
     ebb_timing_params params;
-    assert_int_equal(ebb_timing_params_init(100, 800, 4, 8, 10, 3, &params),
-                     EBB_OK);
+    small_shape(100, 800, &params);
     ebb_timing_model model = {.kind = EBB_TIMING_MODEL_DISTINCT};
     ebb_timing_query query = {.prior = 1.0};
     ebb_timing_answer answer;
@@ -751,6 +759,18 @@ static void test_zipf_prior(void **state)
 /* Decisions                                                                */
 /* ------------------------------------------------------------------------ */
 
+/* small_shape with w = 1000 over m timers, uniform over 1000 items, and
+ * evidence in the middle of the window: lambda = 80 of W = 100, c = 2 of
+ * r = 4, b = 3. */
+static void middle_case(uint64_t timers, ebb_timing_params *params,
+                        ebb_timing_model *model, ebb_timing_evidence *ev)
+{
+    small_shape(1000, timers, params);
+    *model = (ebb_timing_model){.kind = EBB_TIMING_MODEL_UNIFORM,
+                                .universe = 1000};
+    *ev = (ebb_timing_evidence){.r = 4, .c = 2, .lambda = 80, .b = 3};
+}
+
 static ebb_timing_answer infer_ok(const ebb_timing_params *params,
                                   const ebb_timing_model *model,
                                   const ebb_timing_evidence *ev,
@@ -767,11 +787,9 @@ static void test_decisions(void **state)
 {
     (void)state;
     ebb_timing_params params;
-    assert_int_equal(ebb_timing_params_init(1000, 200, 4, 8, 10, 3, &params),
-                     EBB_OK);
-    ebb_timing_model model = {.kind = EBB_TIMING_MODEL_UNIFORM,
-                              .universe = 1000};
-    ebb_timing_evidence mid = {.r = 4, .c = 2, .lambda = 80, .b = 3};
+    ebb_timing_model model;
+    ebb_timing_evidence mid;
+    middle_case(200, &params, &model, &mid);
     ebb_timing_query query = {.prior = 0.0, .cost_fp = 1.0, .cost_fn = 1.0};
     double post = infer_ok(&params, &model, &mid, &query).posterior;
     assert_true(post > 0.01 && post < 0.99);
@@ -846,12 +864,9 @@ static void test_rejections(void **state)
 {
     (void)state;
     ebb_timing_params params;
-    assert_int_equal(ebb_timing_params_init(1000, 8000, 4, 8, 10, 3, &params),
-                     EBB_OK);
-    /* T_Omega = 100 + 1 + 3 = 104 */
-    ebb_timing_model uniform = {.kind = EBB_TIMING_MODEL_UNIFORM,
-                                .universe = 1000};
-    ebb_timing_evidence ev = {.r = 4, .c = 2, .lambda = 80, .b = 3};
+    ebb_timing_model uniform;
+    ebb_timing_evidence ev;
+    middle_case(8000, &params, &uniform, &ev); /* T_Omega = 100 + 1 + 3 */
     ebb_timing_query query = {.prior = 0.01, .cost_fp = 1, .cost_fn = 1};
     ebb_timing_answer answer;
     assert_int_equal(ebb_timing_infer_evidence(&params, &uniform, &ev, &query,
