@@ -295,7 +295,9 @@ int bench_measure(bench_subject *s, const bench_plan *plan,
     if (s->infer != NULL) {
         double infer_ns = time_contains(s, s->infer, &q, plan->runs,
                                         pass.positives, &mismatches);
-        fill_row(&rows[n++], s, plan, BENCH_INFER, false, infer_ns, (double)s->k);
+        /* The posterior query reads x's timers as contains does, stopping at
+         * the first expired one (timing_observe in src/timing). */
+        fill_row(&rows[n++], s, plan, BENCH_INFER, false, infer_ns, lines);
         rows[n - 1].ops = q.count;
     }
 
