@@ -12,7 +12,7 @@
  * inference is the library's.
  *
  * The model: --universe N (uniform over N keys: D(j) of Eq. 16, prior
- * 1/N), --zipf N (Zipf over N keys, Eq. 17; the prior comes per line or
+ * 1/N), --zipf N (Zipf over N keys, D(j) by Eq. 15; the prior comes per line or
  * from --prior), --distinct-table FILE (D(j) measured at a few j,
  * interpolated as Eq. 18), or none (every line distinct, D(j) = j; the
  * prior must be given). A loaded state keeps its model unless one of

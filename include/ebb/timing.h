@@ -123,9 +123,10 @@ typedef enum ebb_timing_model_kind {
     /* Uniform over |U| items: D(j) = |U| (1 - (1 - 1/|U|)^j) (Eq. 16),
      * default p_x = 1/|U|. */
     EBB_TIMING_MODEL_UNIFORM = 1,
-    /* Zipf p_x = 1 / (x H_|U|): D(j) by Eq. 17; no default p_x (it is the
-     * item's rank's): a query gives p_x, e.g. from
-     * ebb_timing_zipf_prior. */
+    /* Zipf p_x = 1 / (x H_|U|): D(j) by Eq. 15, evaluated in O(1) within
+     * 1e-5 relative (not the paper's approximation Eq. 17, 10% low at
+     * j = 4 |U|: docs/timing.md); no default p_x (it is the item's rank's):
+     * a query gives p_x, e.g. from ebb_timing_zipf_prior. */
     EBB_TIMING_MODEL_ZIPF = 2,
     /* D(j) measured at a few j and interpolated on a log-log scale
      * (Eq. 18), D(j) = j below 1 and on the log-log line from (1, 1) to

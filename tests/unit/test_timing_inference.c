@@ -11,9 +11,10 @@
  *     items as D(j0 + B) - D(j0), ebb's correction), truncated where the
  *     prior's tail is below 1e-26: 1e-9 relative;
  *   - Theorem 1 against Eq. 11's sums;
- *   - D(j): Eq. 16 against long double powl; Eq. 17 against the exact sum
- *     of Eq. 15 over a Zipf universe, with the approximation's measured
- *     error bounded; Eq. 18 through its points and on its log-log lines;
+ *   - D(j): Eq. 16 against long double powl; ZIPF (Eq. 15 in O(1))
+ *     against Eq. 15 summed over the universe in long double, within the
+ *     error bound model.c derives; Eq. 18 through its points and on its
+ *     log-log lines;
  *   - the least-penalty decision at ties and either side of them;
  *   - every rejection path, *out untouched;
  *   - on a real filter, infer_hash and infer equal infer_evidence on the
@@ -580,58 +581,137 @@ static void test_distinct_exact_models(void **state)
     }
 }
 
-/* Eq. 17 is an approximation: measure it against Eq. 15 summed over the
- * universe and bound the measured error, range by range. */
-static double zipf_exact(uint64_t universe, double j)
+/* Eq. 15 summed over the universe in long double, c = 1/H_|U|. */
+static long double zipf_exact(uint64_t universe, double j)
 {
-    double h = 0.0;
+    long double h = 0.0L;
     for (uint64_t x = universe; x >= 1; x--)
-        h += 1.0 / (double)x;
-    double d = 0.0;
+        h += 1.0L / (long double)x;
+    long double d = 0.0L;
     for (uint64_t x = universe; x >= 1; x--)
-        d += -expm1(j * log1p(-1.0 / ((double)x * h)));
+        d += -expm1l((long double)j * log1pl(-1.0L / ((long double)x * h)));
     return d;
 }
 
+/* H_n in long double by its asymptotic series (n > 2^20 here). */
+static long double harmonic_ld(uint64_t n)
+{
+    long double x = (long double)n, inv2 = 1.0L / (x * x);
+    return logl(x) + (long double)EULER_GAMMA + 0.5L / x -
+           inv2 * (1.0L / 12 - inv2 / 120);
+}
+
+/* Eq. 15 for a universe too large to sum, j <= 1e5: ranks 1..N = 2^21
+ * summed, the rest by 1 - (1 - s)^j = j s - j (j - 1) s^2 / 2 + O(j^3 s^3)
+ * with s = c/x: j c (H_|U| - H_N) - j (j - 1) c^2 / 2 sum_{x > N} 1/x^2.
+ * The O term is below j^3 c^3 / (6 N^2) = 4e-4 at j = 1e5 (D ~ 7e4). */
+static long double zipf_huge_reference(uint64_t universe, double j)
+{
+    const uint64_t n = 1u << 21;
+    long double h = harmonic_ld(universe), c = 1.0L / h;
+    long double d = 0.0L;
+    for (uint64_t x = n; x >= 1; x--)
+        d += -expm1l((long double)j * log1pl(-c / (long double)x));
+    long double squares = 1.0L / ((long double)n + 0.5L) -
+                          1.0L / ((long double)universe + 0.5L);
+    return d + j * c * (h - harmonic_ld(n)) -
+           j * (j - 1) * c * c / 2 * squares;
+}
+
+/* The error bound derived in src/timing/model.c for |U| > 4 (ranks 1..4
+ * summed exactly, lo = 4.5, hi = |U| + 1/2): the s^3 terms, the midpoint
+ * rule on the s^2 terms, the next Euler-Maclaurin terms on h and on g
+ * (these three at both ends), with D(j) >= 1. */
+static double zipf_error_bound(double c, double universe)
+{
+    double lo = 4.5, r = lo / (universe + 0.5);
+    return 0.0523 * c * c * c / (2 * lo * lo) +
+           0.1868 * c * c / (24 * pow(lo, 3)) * (1 + pow(r, 3)) +
+           1.589 * 7 * c / (11520 * pow(lo, 4)) * (1 + pow(r, 4)) +
+           13.11 * 31 / (967680 * pow(lo, 5)) * (1 + pow(r, 5));
+}
+
+/* Worst relative error against Eq. 15 over j = 1..4|U| on a log grid of
+ * non-integers, with the whole numbers below each; checks the range. */
+static double zipf_worst(uint64_t universe)
+{
+    ebb_timing_model model = {.kind = EBB_TIMING_MODEL_ZIPF,
+                              .universe = universe};
+    double worst = 0.0;
+    for (double step = 1.0; step <= 4.0 * (double)universe; step *= 1.37) {
+        double grid[2] = {step, floor(step)};
+        for (int g = 0; g < 2; g++) {
+            double j = grid[g];
+            double got = ebb_timing_distinct(&model, j);
+            long double want = zipf_exact(universe, j);
+            worst = fmax(worst, (double)fabsl((got - want) / want));
+            assert_true(got >= 1.0 && got <= j &&
+                        got <= (double)universe);
+        }
+    }
+    return worst;
+}
+
+/* ebb evaluates Eq. 15 (not the paper's Eq. 17, 10% low at j = 2^18 for
+ * |U| = 2^16): within the derived bound of the exact sum. */
 static void test_distinct_zipf(void **state)
 {
     (void)state;
-    /* the universes of the paper (2^16) and a small one */
-    const uint64_t universes[] = {1000, 65536};
-    for (unsigned u = 0; u < 2; u++) {
-        ebb_timing_model model = {.kind = EBB_TIMING_MODEL_ZIPF,
-                                  .universe = universes[u]};
+    /* the paper's universe (2^16), a small one, and ones just above the
+     * exactly summed head */
+    const uint64_t universes[] = {1000, 65536, 5, 6, 9, 17, 100};
+    for (unsigned u = 0; u < sizeof universes / sizeof universes[0]; u++) {
+        double worst = zipf_worst(universes[u]);
         double h = 0.0;
         for (uint64_t x = universes[u]; x >= 1; x--)
             h += 1.0 / (double)x;
-        double peak = (double)universes[u] * h * exp(-EULER_GAMMA);
-        double worst_small = 0.0, worst_mid = 0.0, worst_large = 0.0;
-        for (double j = 1.0; j <= 4.0 * peak; j *= 1.5) {
-            double jj = floor(j);
-            double got = ebb_timing_distinct(&model, jj);
-            double want = zipf_exact(universes[u], jj);
-            double rel = fabs(got - want) / want;
-            if (jj < 16)
-                worst_small = fmax(worst_small, rel);
-            else if (jj <= (double)universes[u])
-                worst_mid = fmax(worst_mid, rel);
-            else
-                worst_large = fmax(worst_large, rel);
-            assert_true(got >= fmin(jj, 1.0) && got <= jj &&
-                        got <= (double)universes[u]);
-        }
-        printf("Eq. 17 vs Eq. 15, |U| = %llu: worst relative error j < 16 "
-               "%.4f, 16 <= j <= |U| %.4f, |U| < j <= 4 j* %.4f\n",
-               (unsigned long long)universes[u], worst_small, worst_mid,
-               worst_large);
-        /* Measured (see the printed line); bounds just above. */
-        CHECK(worst_small < 0.08, "small j: %g", worst_small);
-        CHECK(worst_mid < 0.035, "mid j: %g", worst_mid);
-        CHECK(worst_large < 0.45, "large j: %g", worst_large);
+        double bound =
+            1.25 * zipf_error_bound(1.0 / h, (double)universes[u]);
+        printf("Eq. 15 in O(1) vs summed, |U| = %llu: worst relative "
+               "error %.3g (bound %.3g)\n",
+               (unsigned long long)universes[u], worst, bound);
+        CHECK(worst < bound, "|U| %llu: %g",
+              (unsigned long long)universes[u], worst);
+    }
+    /* |U| <= 4: summed exactly */
+    for (uint64_t universe = 1; universe <= 4; universe++) {
+        ebb_timing_model small = {.kind = EBB_TIMING_MODEL_ZIPF,
+                                  .universe = universe};
+        for (double j = 1.0; j < 100.0; j *= 1.37)
+            CHECK(close_rel(ebb_timing_distinct(&small, j),
+                            (double)zipf_exact(universe, j), 1e-14),
+                  "|U| %llu j %g", (unsigned long long)universe, j);
     }
     ebb_timing_model one = {.kind = EBB_TIMING_MODEL_ZIPF, .universe = 1};
     assert_true(ebb_timing_distinct(&one, 1.0) == 1.0);
     assert_true(ebb_timing_distinct(&one, 50.0) == 1.0);
+    /* below one insertion D(j) = j */
+    ebb_timing_model paper = {.kind = EBB_TIMING_MODEL_ZIPF,
+                              .universe = 65536};
+    assert_true(ebb_timing_distinct(&paper, 0.0) == 0.0);
+    assert_true(ebb_timing_distinct(&paper, 0.5) == 0.5);
+    /* |U| = 2^48: D(1) = 1, D rises and stays below j up to 4|U|, and at
+     * j << |U| it matches zipf_huge_reference within the bound */
+    ebb_timing_model huge = {.kind = EBB_TIMING_MODEL_ZIPF,
+                             .universe = 1ull << 48};
+    CHECK(close_rel(ebb_timing_distinct(&huge, 1.0), 1.0, 1e-9), "D(1)");
+    double previous = 0.0;
+    for (double j = 1.0; j < 4.0 * 0x1p48; j *= 3.7) {
+        double d = ebb_timing_distinct(&huge, j);
+        CHECK(d >= previous && d <= j && isfinite(d), "j %g: %g", j, d);
+        previous = d;
+    }
+    const double huge_j[] = {1.0, 37.5, 1e4, 1e5};
+    for (unsigned i = 0; i < 4; i++) {
+        double got = ebb_timing_distinct(&huge, huge_j[i]);
+        long double want = zipf_huge_reference(1ull << 48, huge_j[i]);
+        double rel = (double)fabsl((got - want) / want);
+        printf("Eq. 15 in O(1) vs head sum + series, |U| = 2^48, j = %g: "
+               "relative error %.3g\n", huge_j[i], rel);
+        CHECK(rel < 1.25 * zipf_error_bound(
+                            1.0 / (double)harmonic_ld(1ull << 48), 0x1p48),
+              "j %g: %.17g want %.17Lg", huge_j[i], got, want);
+    }
 }
 
 static void test_distinct_table(void **state)
