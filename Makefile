@@ -129,6 +129,7 @@ experiments: build
 	bash experiments/run.sh $(BUILD_DIR)
 	bash experiments/tlbf/run.sh $(BUILD_DIR)
 	bash experiments/stable/run.sh $(BUILD_DIR)
+	bash experiments/timing/run.sh $(BUILD_DIR)
 
 install: build
 	cmake --install $(BUILD_DIR) --prefix $(PREFIX)
