@@ -124,7 +124,7 @@ typedef enum ebb_timing_model_kind {
      * default p_x = 1/|U|. */
     EBB_TIMING_MODEL_UNIFORM = 1,
     /* Zipf p_x = 1 / (x H_|U|): D(j) by Eq. 15, evaluated in O(1) within
-     * 1e-5 relative (not the paper's approximation Eq. 17, 10% low at
+     * 1.5e-5 relative (not the paper's approximation Eq. 17, 10% low at
      * j = 4 |U|: docs/timing.md); no default p_x (it is the item's rank's):
      * a query gives p_x, e.g. from ebb_timing_zipf_prior. */
     EBB_TIMING_MODEL_ZIPF = 2,
