@@ -20,6 +20,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "ebb/ebb.h"
 
@@ -74,6 +75,23 @@ void ebb_put_u16(ebb_writer *w, uint16_t v);
 void ebb_put_u32(ebb_writer *w, uint32_t v);
 void ebb_put_u64(ebb_writer *w, uint64_t v);
 void ebb_put_words(ebb_writer *w, const uint64_t *words, size_t count);
+
+/* A double as its IEEE-754 bits and back, for fields written with
+ * ebb_put_u64 and read with ebb_get_u64 (memcpy: no aliasing, no rounding;
+ * a decoder still checks the value it gets, NaN included). */
+static inline uint64_t ebb_double_bits(double v)
+{
+    uint64_t bits;
+    memcpy(&bits, &v, sizeof bits);
+    return bits;
+}
+
+static inline double ebb_bits_double(uint64_t bits)
+{
+    double v;
+    memcpy(&v, &bits, sizeof v);
+    return v;
+}
 
 bool ebb_get_u16(ebb_reader *r, uint16_t *v);
 bool ebb_get_u32(ebb_reader *r, uint32_t *v);

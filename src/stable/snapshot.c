@@ -20,20 +20,6 @@
 
 #define STABLE_PARAM_BYTES 128u
 
-static uint64_t double_bits(double v)
-{
-    uint64_t bits;
-    memcpy(&bits, &v, sizeof bits);
-    return bits;
-}
-
-static double bits_double(uint64_t bits)
-{
-    double v;
-    memcpy(&v, &bits, sizeof v);
-    return v;
-}
-
 size_t ebb_stable_snapshot_size(const ebb_stable *f)
 {
     return ebb_frame_size(STABLE_PARAM_BYTES, ebb_cells_bytes(&f->cells));
@@ -58,9 +44,9 @@ ebb_status ebb_stable_save(const ebb_stable *f, void *buf, size_t capacity,
     ebb_put_u32(&w, (uint32_t)p->variant);
     ebb_put_u32(&w, (uint32_t)p->draw);
     ebb_put_u32(&w, (uint32_t)p->importance.policy);
-    ebb_put_u64(&w, double_bits(p->importance.low));
-    ebb_put_u64(&w, double_bits(p->importance.high));
-    ebb_put_u64(&w, double_bits(p->importance.threshold));
+    ebb_put_u64(&w, ebb_double_bits(p->importance.low));
+    ebb_put_u64(&w, ebb_double_bits(p->importance.high));
+    ebb_put_u64(&w, ebb_double_bits(p->importance.threshold));
     ebb_put_u64(&w, f->insertions);
     ebb_put_u64(&w, f->clamped);
     ebb_put_u64(&w, f->refused);
@@ -102,9 +88,9 @@ static bool read_header(ebb_reader *r, stable_header *h)
     p->variant = (ebb_stable_variant)variant;
     p->draw = (ebb_stable_draw)draw;
     p->importance.policy = (ebb_stable_range_policy)policy;
-    p->importance.low = bits_double(low);
-    p->importance.high = bits_double(high);
-    p->importance.threshold = bits_double(threshold);
+    p->importance.low = ebb_bits_double(low);
+    p->importance.high = ebb_bits_double(high);
+    p->importance.threshold = ebb_bits_double(threshold);
     return true;
 }
 

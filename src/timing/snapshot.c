@@ -32,20 +32,6 @@
 
 #define TIMING_PARAM_BYTES 1128u
 
-static uint64_t double_bits(double v)
-{
-    uint64_t bits;
-    memcpy(&bits, &v, sizeof bits);
-    return bits;
-}
-
-static double bits_double(uint64_t bits)
-{
-    double v;
-    memcpy(&v, &bits, sizeof v);
-    return v;
-}
-
 size_t ebb_timing_snapshot_size(const ebb_timing *f)
 {
     return ebb_frame_size(TIMING_PARAM_BYTES, ebb_cells_bytes(&f->timers));
@@ -56,11 +42,11 @@ static void put_model(ebb_writer *w, const ebb_timing_model *model)
     ebb_put_u32(w, (uint32_t)model->kind);
     ebb_put_u32(w, model->points);
     ebb_put_u64(w, model->universe);
-    ebb_put_u64(w, double_bits(model->default_prior));
+    ebb_put_u64(w, ebb_double_bits(model->default_prior));
     for (uint32_t i = 0; i < EBB_TIMING_MAX_TABLE; i++)
         ebb_put_u64(w, model->j[i]);
     for (uint32_t i = 0; i < EBB_TIMING_MAX_TABLE; i++)
-        ebb_put_u64(w, double_bits(model->d[i]));
+        ebb_put_u64(w, ebb_double_bits(model->d[i]));
 }
 
 ebb_status ebb_timing_save(const ebb_timing *f, void *buf, size_t capacity,
@@ -118,13 +104,13 @@ static bool read_model(ebb_reader *r, ebb_timing_model *model)
         uint64_t bits;
         if (!ebb_get_u64(r, &bits))
             return false;
-        model->d[i] = bits_double(bits);
+        model->d[i] = ebb_bits_double(bits);
     }
     /* The kind is checked as an integer before it becomes an enum. */
     if (kind > EBB_TIMING_MODEL_TABLE)
         return false;
     model->kind = (ebb_timing_model_kind)kind;
-    model->default_prior = bits_double(prior);
+    model->default_prior = ebb_bits_double(prior);
     return true;
 }
 
