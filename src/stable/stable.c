@@ -156,33 +156,24 @@
  *
  * Measured numbers
  * ----------------
- * `make bench`'s stable lines (ebb-bench built by cmake -S . -B DIR
- * -DCMAKE_BUILD_TYPE=Release -DEBB_NATIVE=ON; `DIR/bench/ebb-bench
- * --window 100000000 --runs 3`, stopped after the fp 1% section; AMD
- * EPYC, 2 vCPUs shared with other jobs: the report's "CPUs busy" line in
- * brackets). K = 5, P = 10, d = 3, PLAIN, consecutive draw, m = 319.5 M
- * cells (libbloom's 119.8 MB for 1e8 items at 1%, k = 7), 16-byte keys,
- * ns per item, one call / batch of 256:
+ * `make bench` at f58f216 (build-bench/bench/ebb-bench, Release,
+ * -DEBB_NATIVE=ON; AMD EPYC, 2 vCPUs, the machine idle: "CPUs busy" 1%,
+ * medians of 3). K = 5, P = 10, d = 3, PLAIN, consecutive draw, m =
+ * 319.5 M cells (libbloom's 119.8 MB for 1e8 items at 1%, k = 7),
+ * 16-byte keys, ns per item, one call / batch of 256:
  *
- *                    before (b116b9e)             after
- *                    13:21 [3%]   13:56 [100%]    13:53 [99%]  14:01 [72%]
- *   test-and-add     212 / 83     342 / 134       289 / 136    199 / 81
- *   add              149 / 79     251 / 135       232 / 131    160 / 86
- *   contains         134 / 60     235 / 104       219 / 93     142 / 66
- *   libbloom add     234          255             236          254
+ *   test-and-add     188.60 / 87.43
+ *   add              147.97 / 84.72
+ *   contains         142.41 / 63.26
+ *   libbloom add     239.36
  *
- * At w = 1e6 (`--quick`, 14:04, [99-100%]) one-call test-and-add took
- * 40.2 ns before and 40.6 after, against libbloom's add 74.5: 1.85x and
- * 1.84x.
- * One-call test-and-add over add in the same run: 1.42 and 1.36 before,
- * 1.24 and 1.25 after. Interleaved in one process (a scratch program, the
- * papers' order compiled beside the library's, best of 10 rounds of 5e5
- * calls at load 4): 271 ns against 322 ns, add 221 ns. The one-call target
- * (>= 1x libbloom's add) held in the quieter runs (234 / 212 = 1.10x
- * before, 254 / 199 = 1.28x after) and failed in the loaded ones. The
- * "after" batch columns were measured with the batch reordered as well;
- * batch.c keeps the papers' order (no measurable gain). docs/bench.md
- * holds the quiet run 4 at both sizes.
+ * At w = 1e6 one-call test-and-add took 40.58 ns against libbloom's add
+ * 74.77: 1.84x; at 1e8 1.27x one call, 2.74x batched (targets >= 1x and
+ * >= 2x). Interleaved in one process (a scratch program, the papers'
+ * order compiled beside the library's, best of 10 rounds of 5e5 calls at
+ * load 4, before f58f216): 271 ns against 322 ns, add 221 ns. batch.c
+ * keeps the papers' order (no measurable gain). docs/bench.md holds the
+ * run at both sizes.
  *
  * Instructions (callgrind, the library built -O2 -march=x86-64-v3, a
  * filter in the caches, 16-byte keys): one-call test-and-add 492 (526

@@ -92,15 +92,16 @@
  * a branch per timer, 2.6 mispredicted branches a query; the answer took
  * three exponentials even for expired evidence with a query's prior.
  *
- * Measured (`ebb-bench --quick --runs 5`, the row of `make bench`, from
- * build-tperf-bench: Release, -march=native; a 2-vCPU EPYC VM, other
- * jobs idle at the time, ns per call, medians of 5): w = 1e6, fp 1%, the
- * BTBF at the APBF default's memory (k = 4, bpt 3, B = 500000, P = 3),
- * 16-byte keys, half present, uniform model over 10 w items with its
- * default prior, costs 1 and 1. Two runs each, alternating:
+ * Measured (`make bench` at f58f216: build-bench/bench/ebb-bench, Release,
+ * -march=native; a 2-vCPU EPYC VM, the machine idle, ns per call, medians
+ * of 3): the BTBF at the APBF default's memory (k = 4, bpt 3, B = w / 2,
+ * P = 3), fp 1%, 16-byte keys, half present, uniform model over 10 w
+ * items with its default prior, costs 1 and 1:
  *                        standard query   posterior query   ratio
  *   before (23e677f)     32.6, 33.7       70.1, 70.6        2.15, 2.09
- *   now                  36.2, 33.6       60.2, 63.6        1.66, 1.89
+ *   f58f216, w = 1e6     32.70            58.19             1.78
+ *   f58f216, w = 1e8     137.72           222.06            1.61
+ * (the "before" row: w = 1e6, `ebb-bench --quick --runs 5`, two runs.)
  * A per-query Zipf prior (not in the bench: a scratch driver, the same
  * shape, 8-byte keys, contains and infer interleaved over the same keys,
  * median of 15 passes, three runs): before 3.1-3.8x, now 2.45-2.47x

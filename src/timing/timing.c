@@ -132,14 +132,13 @@
  *
  * Measured numbers
  * ----------------
- * `ebb-bench --quick --runs 5` (the rows of `make bench`, Release,
- * -march=native, a 2-vCPU EPYC VM with other jobs idle, medians of 5, two
- * runs), w = 1e6, fp 1%, the BTBF at the APBF default's memory
+ * `make bench` at f58f216 (build-bench/bench/ebb-bench, Release,
+ * -march=native, a 2-vCPU EPYC VM, the machine idle, medians of 3),
+ * w = 1e6, fp 1%, the BTBF at the APBF default's memory
  * (ebb_timing_choose: k = 4, bpt 3, B = 500000, P = 3, 2.46 MB), 16-byte
- * keys
- * (hashing 4.5 ns included), queries half present, ns per call:
- *   add one call 51-52, batch 57; contains one call 34-36, batch 27-28;
- *   ebb_timing_infer (inference.c) 60-64.
+ * keys (hashing 4.03 ns included), queries half present, ns per call:
+ *   add one call 51.62, batch 55.83; contains one call 32.70, batch
+ *   26.38; ebb_timing_infer (inference.c) 58.19.
  * The analytic rate against simulation: docs/timing.md.
  */
 #include <string.h>
