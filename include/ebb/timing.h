@@ -101,7 +101,8 @@ ebb_status ebb_timing_choose_paper(uint64_t window, double bits_per_item,
  * (memory_bytes = 0: the smallest memory whose analytic rate is at most fp).
  * Searches k in 1..EBB_TIMING_MAX_K and, for each, bpt, B and P by the
  * paper's constraints. EBB_EINVAL when both or neither are given, or no
- * shape meets the goal. */
+ * shape meets the goal (by memory: also when the best analytic rate is 1,
+ * a filter answering every query positive). */
 ebb_status ebb_timing_choose(uint64_t window, uint64_t memory_bytes, double fp,
                              ebb_timing_params *out);
 
@@ -234,7 +235,7 @@ void ebb_timing_observe_hash(const ebb_timing *filter, ebb_hash128 hash,
 
 /* One query's parameters. */
 typedef struct ebb_timing_query {
-    double prior;     /* p_x in (0, 1]; 0 takes the model's default
+    double prior;     /* p_x in [DBL_MIN, 1]; 0 takes the model's default
                          (EBB_EINVAL when the model has none)             */
     uint64_t window;  /* w' in 1..w; 0 means the filter's w               */
     double cost_fp;   /* $FP >= 0, finite: penalty of a false positive    */
@@ -261,9 +262,13 @@ typedef struct ebb_timing_answer {
  * block's items that did not return since, D(j0 + B) - D(j0), not D(B)
  * (calibration; docs/timing.md, "Choices"), and docs/timing.md derives
  * the expected and most likely age. Evidence no filter of the shape can
- * show (e.g. lambda = 0 with b = 0: never for the TBF) is EBB_EINVAL. EBB_EINVAL for a prior outside
- * (0, 1] (or none available), a NaN, infinite or negative cost, w' outside
- * 1..w, or evidence inconsistent with the shape; *out untouched then. */
+ * show is EBB_EINVAL: e.g. lambda = 0 with b = 0 (never for the TBF), or
+ * with m = 1 (every insertion rewrites the only timer) unexpired evidence
+ * other than lambda = 0 or lambda = 1 with b = 0. EBB_EINVAL for a prior
+ * outside [DBL_MIN, 1] (a subnormal prior's mean age 1/p overflows; none
+ * available), a NaN, infinite or negative cost, w' outside 1..w, or
+ * evidence inconsistent with the shape; *out untouched then. No answer
+ * field is NaN or infinite. */
 ebb_status ebb_timing_infer(const ebb_timing *filter, const void *key,
                             size_t len, const ebb_timing_query *query,
                             ebb_timing_answer *out);

@@ -109,6 +109,7 @@
  * ~2.8x (74 ns against 27: the two dependent exponentials of F' and the
  * division by Z, ~40 ns of latency); for absent ones 1.3x.
  */
+#include <float.h>
 #include <math.h>
 
 #include "core/hash.h"
@@ -234,10 +235,14 @@ static double distinct_cached(const ebb_timing_model *model,
 }
 
 /* (1 - (1 - 1/m)^(k items))^n: n given timers all touched by `items`
- * distinct insertions (Eq. 21 with c = 0); n <= k. */
+ * distinct insertions (Eq. 21 with c = 0); n <= k. No items touch
+ * nothing: 0^n (1 for n = 0), also for m = 1, where ln(1 - 1/m) = -inf
+ * and the product below would be -inf * 0 = NaN. */
 static double all_touched(const ebb_timing_cache *cache, double items,
                           uint32_t n)
 {
+    if (items == 0.0)
+        return n == 0 ? 1.0 : 0.0;
     double one = -expm1(cache->log_untouched * items);
     double f = 1.0;
     for (uint32_t i = 0; i < n; i++)
@@ -333,7 +338,11 @@ static uint64_t expiry_age(const ebb_timing_params *params, uint64_t b)
  * lambda = 0 needs c = r (every timer then holds T_+) and b >= 1 (right
  * after T_+ advances no timer holds it: for the TBF, B = 1, lambda = 0
  * never occurs); and with no insertion since T_x's block ended
- * ((lambda - 1) B + b = 0) no timer can be younger, so c = r. */
+ * ((lambda - 1) B + b = 0) no timer can be younger, so c = r. With
+ * m = 1 every insertion rewrites the only timer, so it holds the latest
+ * insertion's block: T_+ (lambda = 0) once the block has one (b >= 1),
+ * else the block just ended (lambda = 1, b = 0); any other unexpired
+ * evidence has likelihood 0 at every age (F(1, 1, j0) = 0 for j0 > 0). */
 static bool evidence_valid(const ebb_timing_params *params,
                            const ebb_timing_cache *cache,
                            const ebb_timing_evidence *ev)
@@ -347,6 +356,8 @@ static bool evidence_valid(const ebb_timing_params *params,
         return false;
     if (ev->lambda == 0)
         return ev->c == ev->r && ev->b >= 1;
+    if (params->timers == 1)
+        return ev->lambda == 1 && ev->b == 0;
     if (ev->lambda == 1 && ev->b == 0)
         return ev->c == ev->r;
     return true;
@@ -427,7 +438,8 @@ static double posterior(const likelihood *l, double inv_z,
     double beyond = pw.d > l->span ? l->rest + l->tail * l->q_span * -pw.e
                                    : -pw.e;
     double p = beyond * inv_z;
-    return p < 1.0 ? p : 1.0;
+    /* rounding can pass 1; written so that a NaN (a defect) stays NaN */
+    return p > 1.0 ? 1.0 : p;
 }
 
 /* The query's prior (its own or the model's default) and the checks of
@@ -439,7 +451,8 @@ static ebb_status query_check(const ebb_timing_params *params,
     if (query == NULL)
         return EBB_EINVAL;
     double prior = query->prior == 0.0 ? cache->default_prior : query->prior;
-    if (!(prior > 0.0 && prior <= 1.0))
+    /* below DBL_MIN the prior's mean (1 - p) / p overflows to inf */
+    if (!(prior >= DBL_MIN && prior <= 1.0))
         return EBB_EINVAL; /* also NaN, and no default */
     if (query->window > params->window)
         return EBB_EINVAL;

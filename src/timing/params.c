@@ -333,7 +333,8 @@ ebb_status ebb_timing_choose(uint64_t window, uint64_t memory_bytes, double fp,
     ebb_timing_params p;
     if (by_memory) {
         double rate;
-        if (!best_within(window, memory_bytes, &p, &rate))
+        /* a best rate of 1 (or NaN) is no filter: every query positive */
+        if (!best_within(window, memory_bytes, &p, &rate) || !(rate < 1.0))
             return EBB_EINVAL;
     } else {
         if (!(fp > 0.0 && fp < 1.0) || !smallest_meeting(window, fp, &p))

@@ -660,6 +660,32 @@ static void choose_meets_memory_or_rate(void **state) {
                      EBB_EINVAL);
 }
 
+/* By memory, a shape whose best analytic rate is 1 answers every query
+ * positive: w = 2^48 in 1 GiB would be m = 2^32, k 1, B = w. Refused;
+ * whatever a budget is answered with has fp < 1. */
+static void choose_refuses_rate_one(void **state) {
+    (void)state;
+    ebb_timing_params p;
+    assert_int_equal(ebb_timing_choose(EBB_TIMING_MAX_WINDOW, UINT64_C(1)
+                                       << 30, 0.0, &p),
+                     EBB_EINVAL);
+    const uint64_t windows[] = {1000, UINT64_C(1) << 30,
+                                EBB_TIMING_MAX_WINDOW};
+    const uint64_t budgets[] = {64, 4096, UINT64_C(1) << 20,
+                                UINT64_C(1) << 34};
+    unsigned chosen = 0;
+    for (size_t i = 0; i < 3; i++)
+        for (size_t j = 0; j < 4; j++)
+            if (ebb_timing_choose(windows[i], budgets[j], 0.0, &p) ==
+                EBB_OK) {
+                chosen++;
+                CHECK(ebb_timing_fp(&p) < 1.0, "w %llu bytes %llu fp %g",
+                      (unsigned long long)windows[i],
+                      (unsigned long long)budgets[j], ebb_timing_fp(&p));
+            }
+    assert_true(chosen >= 4u);
+}
+
 /* (1/B) sum_{n=w}^{w+B-1} (1 - q^n)^k, term by term in long double. */
 static double fp_reference(uint64_t m, uint32_t k, uint64_t w,
                            uint64_t block) {
@@ -1243,6 +1269,7 @@ int main(void) {
         TEST(slower_sweep_breaks_the_property),
         TEST(choose_paper_follows_the_rule),
         TEST(choose_meets_memory_or_rate),
+        TEST(choose_refuses_rate_one),
         TEST(fp_is_the_block_average),
         TEST(batches_equal_single_calls),
         TEST(hash_batch_is_the_hash),

@@ -26,6 +26,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include <float.h>
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -1123,6 +1124,169 @@ static void test_filter_queries(void **state)
     ebb_timing_destroy(filter);
 }
 
+/* One timer (m = 1): every insertion rewrites it, so unexpired evidence
+ * is lambda = 0 (b >= 1) or lambda = 1 with b = 0; anything else has
+ * likelihood 0 at every age and is refused. The review's case (w 5359,
+ * k 19, B 1, P 5, |U| = 1, lambda 3374) was answered posterior 1 with a
+ * NaN expected age. */
+static void test_single_timer_evidence(void **state)
+{
+    (void)state;
+    ebb_timing_params params;
+    assert_int_equal(ebb_timing_params_init(5359, 1, 19, 16, 1, 5, &params),
+                     EBB_OK);
+    ebb_timing_model model = {.kind = EBB_TIMING_MODEL_UNIFORM,
+                              .universe = 1};
+    ebb_timing_query query = {.prior = 0.01, .window = 0};
+    ebb_timing_answer answer;
+    ebb_timing_evidence ev = {.r = 1, .c = 1, .lambda = 3374, .b = 0};
+    assert_int_equal(ebb_timing_infer_evidence(&params, &model, &ev, &query,
+                                               &answer),
+                     EBB_EINVAL);
+    ev.lambda = 2;
+    assert_int_equal(ebb_timing_infer_evidence(&params, &model, &ev, &query,
+                                               &answer),
+                     EBB_EINVAL);
+    /* lambda = 1, b = 0: x is in the block just ended or older */
+    ev.lambda = 1;
+    assert_int_equal(ebb_timing_infer_evidence(&params, &model, &ev, &query,
+                                               &answer),
+                     EBB_OK);
+    assert_true(isfinite(answer.posterior) && isfinite(answer.expected_age));
+    /* B = 1 leaves the filter no lambda = 0; with B = 4 and b = 2 the
+     * timer holds T_+, and lambda = 1 needs b = 0 */
+    assert_int_equal(ebb_timing_params_init(100, 1, 3, 8, 4, 1, &params),
+                     EBB_OK);
+    ev = (ebb_timing_evidence){.r = 1, .c = 1, .lambda = 0, .b = 2};
+    assert_int_equal(ebb_timing_infer_evidence(&params, &model, &ev, &query,
+                                               &answer),
+                     EBB_OK);
+    assert_true(isfinite(answer.posterior) && isfinite(answer.expected_age));
+    ev.lambda = 1;
+    assert_int_equal(ebb_timing_infer_evidence(&params, &model, &ev, &query,
+                                               &answer),
+                     EBB_EINVAL);
+    ev.expired = true;
+    assert_int_equal(ebb_timing_infer_evidence(&params, &model, &ev, &query,
+                                               &answer),
+                     EBB_OK);
+    assert_true(isfinite(answer.expected_age));
+}
+
+/* T_Omega = ceil(w / B) + 1 + P, the oldest unexpired age */
+static uint64_t oldest_age(const ebb_timing_params *p)
+{
+    return (p->window + p->block - 1) / p->block + 1 + p->padding;
+}
+
+static bool answer_finite(const ebb_timing_answer *a)
+{
+    return isfinite(a->posterior) && a->posterior >= 0.0 &&
+           a->posterior <= 1.0 && isfinite(a->expected_age) &&
+           a->expected_age >= 0.0;
+}
+
+/* Random evidence, valid or not, on m = 1..3 timers (where ln(1 - 1/m)
+ * is -inf or large) and every model kind: whatever is answered EBB_OK has
+ * no NaN or infinite field. */
+static void test_tiny_m_never_nan(void **state)
+{
+    (void)state;
+    uint64_t rng = 0x7ea5e1f0c0ffee13u;
+    unsigned answered = 0, refused = 0;
+    for (unsigned n = 0; n < 20000u; n++) {
+        uint64_t w = draw(&rng, 1, 2000);
+        uint64_t block = draw(&rng, 1, w);
+        ebb_timing_params params;
+        if (ebb_timing_params_init(w, draw(&rng, 1, 3),
+                                   (uint32_t)draw(&rng, 1, EBB_TIMING_MAX_K),
+                                   16, block, draw(&rng, 0, 4),
+                                   &params) != EBB_OK)
+            continue;
+        ebb_timing_model model = {.kind = EBB_TIMING_MODEL_DISTINCT};
+        switch (draw(&rng, 0, 2)) {
+        case 1:
+            model.kind = EBB_TIMING_MODEL_UNIFORM;
+            model.universe = draw(&rng, 0, 1) ? draw(&rng, 1, 3)
+                                              : draw(&rng, 1, 100000);
+            break;
+        case 2:
+            model.kind = EBB_TIMING_MODEL_ZIPF;
+            model.universe = draw(&rng, 1, 1000);
+            break;
+        default:
+            break;
+        }
+        const double priors[] = {1.0, 0.5, 0.01, 1e-12, DBL_MIN};
+        ebb_timing_query query = {.prior = priors[draw(&rng, 0, 4)]};
+        uint64_t t_omega = oldest_age(&params);
+        ebb_timing_evidence ev;
+        ev.r = (uint32_t)draw(&rng, 1, 3);
+        ev.c = (uint32_t)draw(&rng, 1, ev.r);
+        ev.expired = draw(&rng, 0, 7) == 0;
+        ev.lambda = draw(&rng, 0, 3) == 0 ? draw(&rng, 0, 2)
+                                          : draw(&rng, 0, t_omega);
+        ev.b = draw(&rng, 0, block - 1);
+        ebb_timing_answer answer;
+        if (ebb_timing_infer_evidence(&params, &model, &ev, &query,
+                                      &answer) != EBB_OK) {
+            refused++;
+            continue;
+        }
+        answered++;
+        CHECK(answer_finite(&answer),
+              "w %llu m %llu k %u B %llu: r %u c %u exp %d lambda %llu "
+              "b %llu prior %g: posterior %g age %g",
+              (unsigned long long)w, (unsigned long long)params.timers,
+              params.k, (unsigned long long)block, ev.r, ev.c, ev.expired,
+              (unsigned long long)ev.lambda, (unsigned long long)ev.b,
+              query.prior, answer.posterior, answer.expected_age);
+    }
+    /* both paths exercised */
+    assert_true(answered > 2000u);
+    assert_true(refused > 2000u);
+}
+
+/* Priors from DBL_MIN up give finite answers; below, the prior's mean
+ * (1 - p)/p overflows, and they are refused. */
+static void test_priors_from_dbl_min(void **state)
+{
+    (void)state;
+    ebb_timing_params params;
+    small_shape(1000, 8000, &params);
+    ebb_timing_model model = {.kind = EBB_TIMING_MODEL_DISTINCT};
+    const ebb_timing_evidence evs[] = {
+        {.r = 4, .c = 2, .lambda = 40, .b = 3},
+        {.r = 4, .c = 4, .lambda = 0, .b = 3},
+        {.r = 4, .c = 4, .lambda = 1, .b = 0},
+        {.r = 2, .c = 1, .lambda = 100, .b = 0},
+        {.r = 3, .c = 1, .expired = true, .b = 5},
+        {.r = 3, .c = 3, .lambda = oldest_age(&params), .b = 9},
+    };
+    const double ok[] = {DBL_MIN, 2.0 * DBL_MIN, 1e-300, 1e-200, 1e-20};
+    const double refused[] = {DBL_TRUE_MIN, 4.9e-324, DBL_MIN / 2.0,
+                              nextafter(DBL_MIN, 0.0)};
+    for (size_t e = 0; e < sizeof(evs) / sizeof(evs[0]); e++) {
+        ebb_timing_answer answer;
+        for (size_t i = 0; i < sizeof(ok) / sizeof(ok[0]); i++) {
+            ebb_timing_query query = {.prior = ok[i]};
+            assert_int_equal(ebb_timing_infer_evidence(&params, &model,
+                                                       &evs[e], &query,
+                                                       &answer),
+                             EBB_OK);
+            CHECK(answer_finite(&answer), "evidence %zu prior %g: %g %g", e,
+                  ok[i], answer.posterior, answer.expected_age);
+        }
+        for (size_t i = 0; i < sizeof(refused) / sizeof(refused[0]); i++) {
+            ebb_timing_query query = {.prior = refused[i]};
+            assert_int_equal(ebb_timing_infer_evidence(&params, &model,
+                                                       &evs[e], &query,
+                                                       &answer),
+                             EBB_EINVAL);
+        }
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1136,6 +1300,9 @@ int main(void)
         cmocka_unit_test(test_zipf_prior),
         cmocka_unit_test(test_decisions),
         cmocka_unit_test(test_rejections),
+        cmocka_unit_test(test_single_timer_evidence),
+        cmocka_unit_test(test_tiny_m_never_nan),
+        cmocka_unit_test(test_priors_from_dbl_min),
         SUPPORT_TEST(test_filter_queries, support_setup_counting),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
