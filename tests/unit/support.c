@@ -12,6 +12,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <xxhash.h>
+
 #include "support.h"
 
 /* Every block carries its size in a header so release can account for it;
@@ -175,4 +177,27 @@ void support_put_le(unsigned char *p, size_t width, uint64_t value) {
         p[i] = (unsigned char)(value & 0xFF);
         value >>= 8;
     }
+}
+
+support_snap support_snap_alloc(size_t size) {
+    support_snap s = {malloc(size), size};
+    assert_non_null(s.bytes);
+    return s;
+}
+
+void support_snap_free(support_snap *s) {
+    free(s->bytes);
+    s->bytes = NULL;
+}
+
+void support_snap_forge_checksum(support_snap *s) {
+    support_put_le(s->bytes + s->size - 8, 8,
+                   XXH3_64bits(s->bytes, s->size - 8));
+}
+
+void support_snap_assert_same(support_snap *a, support_snap *b) {
+    assert_int_equal(a->size, b->size);
+    assert_memory_equal(a->bytes, b->bytes, a->size);
+    support_snap_free(a);
+    support_snap_free(b);
 }

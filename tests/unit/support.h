@@ -110,4 +110,18 @@ support_key support_key_make(uint32_t stream, uint64_t index);
 uint64_t support_get_le(const unsigned char *p, size_t width);
 void support_put_le(unsigned char *p, size_t width, uint64_t value);
 
+/* A snapshot's bytes, for the families' snapshot tests: a buffer of `size`
+ * bytes (allocation asserted), freed by support_snap_free. */
+typedef struct support_snap {
+    unsigned char *bytes;
+    size_t size;
+} support_snap;
+support_snap support_snap_alloc(size_t size);
+void support_snap_free(support_snap *s);
+/* Rewrites the trailing XXH3-64 checksum after a test edited the bytes, so
+ * that the decoder's field checks, not its checksum, must refuse them. */
+void support_snap_forge_checksum(support_snap *s);
+/* Asserts two snapshots are the same bytes, and frees both. */
+void support_snap_assert_same(support_snap *a, support_snap *b);
+
 #endif /* EBB_TESTS_SUPPORT_H */

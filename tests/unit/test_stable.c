@@ -117,43 +117,25 @@ static void fill_cells(ebb_stable *f, uint32_t value) {
         ebb_cells_set(&f->cells, i, value);
 }
 
-typedef struct snap {
-    unsigned char *bytes;
-    size_t size;
-} snap;
+typedef support_snap snap;
 
 static snap snap_save(const ebb_stable *f) {
-    snap s;
+    snap s = support_snap_alloc(ebb_stable_snapshot_size(f));
     size_t written = 0;
-    s.size = ebb_stable_snapshot_size(f);
-    s.bytes = malloc(s.size);
-    assert_non_null(s.bytes);
     assert_int_equal(ebb_stable_save(f, s.bytes, s.size, &written), EBB_OK);
     assert_int_equal(written, s.size);
     return s;
 }
 
-static void snap_free(snap *s) {
-    free(s->bytes);
-    s->bytes = NULL;
-}
-
 static void assert_same_state(const ebb_stable *a, const ebb_stable *b) {
     snap x = snap_save(a), y = snap_save(b);
-    assert_int_equal(x.size, y.size);
-    assert_memory_equal(x.bytes, y.bytes, x.size);
-    snap_free(&x);
-    snap_free(&y);
+    support_snap_assert_same(&x, &y);
 }
 
 static uint64_t get_at(const snap *s, size_t offset, size_t width) {
     return support_get_le(s->bytes + offset, width);
 }
 
-static void forge_checksum(snap *s) {
-    support_put_le(s->bytes + s->size - 8, 8,
-                   XXH3_64bits(s->bytes, s->size - 8));
-}
 
 /* ------------------------------------------------------------------------ */
 /* Creation                                                                 */
@@ -363,10 +345,10 @@ static void ibf_mc_sets_max_of_cell_and_level(void **state) {
     /* Only the refused counter differs. */
     support_put_le(after.bytes + OFF_PARAMS + P_REFUSED, 8,
                    get_at(&before, OFF_PARAMS + P_REFUSED, 8));
-    forge_checksum(&after);
+    support_snap_forge_checksum(&after);
     assert_memory_equal(before.bytes, after.bytes, before.size);
-    snap_free(&before);
-    snap_free(&after);
+    support_snap_free(&before);
+    support_snap_free(&after);
     ebb_stable_destroy(f);
 }
 
@@ -760,8 +742,8 @@ static void same_seed_same_state(void **state) {
     CHECK(memcmp(x.bytes + OFF_PAYLOAD, y.bytes + OFF_PAYLOAD,
                  x.size - OFF_PAYLOAD - 8) != 0,
           "different seeds left the same cells");
-    snap_free(&x);
-    snap_free(&y);
+    support_snap_free(&x);
+    support_snap_free(&y);
     ebb_stable_destroy(a);
     ebb_stable_destroy(b);
     ebb_stable_destroy(c);
@@ -960,8 +942,8 @@ static void stats_histogram_and_clear(void **state) {
                         a.size - OFF_PAYLOAD - 8);
     CHECK(memcmp(a.bytes + OFF_PARAMS + P_RNG, b.bytes + OFF_PARAMS + P_RNG,
                  32) != 0, "clear reset the generator");
-    snap_free(&a);
-    snap_free(&b);
+    support_snap_free(&a);
+    support_snap_free(&b);
     ebb_stable_destroy(f);
     ebb_stable_destroy(fresh);
 }
@@ -1033,7 +1015,7 @@ static void snapshot_layout(void **state) {
     for (size_t i = 0; i < s.size; i++)
         assert_int_equal(s.bytes[i], 0xA5);
     assert_int_equal(ebb_stable_save(f, NULL, 0, NULL), EBB_EBUFSIZE);
-    snap_free(&s);
+    support_snap_free(&s);
     ebb_stable_destroy(f);
 }
 
@@ -1064,8 +1046,8 @@ static void snapshot_round_trip_continues(void **state) {
                 assert_int_equal(a, b);
             }
             assert_same_state(f, g);
-            snap_free(&s);
-            snap_free(&t);
+            support_snap_free(&s);
+            support_snap_free(&t);
             ebb_stable_destroy(f);
             ebb_stable_destroy(g);
         }
@@ -1093,9 +1075,9 @@ static void expect_forged_fails(const snap *s, size_t offset, size_t width,
     assert_non_null(c.bytes);
     memcpy(c.bytes, s->bytes, s->size);
     support_put_le(c.bytes + offset, width, value);
-    forge_checksum(&c);
+    support_snap_forge_checksum(&c);
     expect_load_fails(c.bytes, c.size, EBB_ECORRUPT, what, true);
-    snap_free(&c);
+    support_snap_free(&c);
 }
 
 static uint64_t bits_of(double v) {
@@ -1143,7 +1125,7 @@ static void snapshot_rejections(void **state) {
     memcpy(c.bytes, s.bytes, s.size);
     c.bytes[s.size] = 0;
     expect_load_fails(c.bytes, s.size + 1, EBB_ECORRUPT, "trailing byte", true);
-    snap_free(&c);
+    support_snap_free(&c);
 
     /* An APBF snapshot is another family, and the reverse. */
     ebb_apbf_params ap;
@@ -1195,27 +1177,27 @@ static void snapshot_rejections(void **state) {
         ebb_stable_destroy(g);
         expect_load_fails(t.bytes, t.size, EBB_ECORRUPT,
                           "a cell set, no insertion", true);
-        snap_free(&t);
+        support_snap_free(&t);
     }
     /* The generator all zero. */
     {
         snap z = {malloc(s.size), s.size};
         memcpy(z.bytes, s.bytes, s.size);
         memset(z.bytes + OFF_PARAMS + P_RNG, 0, 32);
-        forge_checksum(&z);
+        support_snap_forge_checksum(&z);
         expect_load_fails(z.bytes, z.size, EBB_ECORRUPT, "zero generator",
                           true);
         /* A bit past m d = 1505 in the last word. */
         memcpy(z.bytes, s.bytes, s.size);
         z.bytes[s.size - 9] |= 0x80;
-        forge_checksum(&z);
+        support_snap_forge_checksum(&z);
         expect_load_fails(z.bytes, z.size, EBB_ECORRUPT, "tail bit", true);
         /* A frame whose parameter length is not 128. */
         memcpy(z.bytes, s.bytes, s.size);
         support_put_le(z.bytes + OFF_PARAM_LEN, 4, 120);
-        forge_checksum(&z);
+        support_snap_forge_checksum(&z);
         expect_load_fails(z.bytes, z.size, EBB_ECORRUPT, "param length", true);
-        snap_free(&z);
+        support_snap_free(&z);
     }
     /* A PLAIN filter never clamps; IBF_H's gave-up + decrements <= n P. */
     {
@@ -1224,7 +1206,7 @@ static void snapshot_rejections(void **state) {
         snap t = snap_save(g);
         ebb_stable_destroy(g);
         expect_forged_fails(&t, OFF_PARAMS + P_CLAMPED, 8, 1, "PLAIN clamped");
-        snap_free(&t);
+        support_snap_free(&t);
         g = used_filter(EBB_STABLE_IBF_H, EBB_STABLE_DRAW_CONSECUTIVE, 50);
         t = snap_save(g);
         uint64_t attempts = g->insertions * 9;
@@ -1233,7 +1215,7 @@ static void snapshot_rejections(void **state) {
         uint64_t decrements = get_at(&t, OFF_PARAMS + P_DECREMENTS, 8);
         expect_forged_fails(&t, OFF_PARAMS + P_GAVE_UP, 8,
                             attempts - decrements + 1, "IBF_H attempts");
-        snap_free(&t);
+        support_snap_free(&t);
     }
     /* Counters at their saturation still load (they saturate). */
     {
@@ -1242,7 +1224,7 @@ static void snapshot_rejections(void **state) {
         support_put_le(t.bytes + OFF_PARAMS + P_INSERTIONS, 8, UINT64_MAX);
         support_put_le(t.bytes + OFF_PARAMS + P_DECREMENTS, 8, UINT64_MAX);
         support_put_le(t.bytes + OFF_PARAMS + P_REFUSED, 8, UINT64_MAX);
-        forge_checksum(&t);
+        support_snap_forge_checksum(&t);
         ebb_stable *g = NULL;
         assert_int_equal(ebb_stable_load(t.bytes, t.size, &g), EBB_OK);
         assert_int_equal(ebb_stable_add(g, "x", 1, 0.0), EBB_OK);
@@ -1250,9 +1232,9 @@ static void snapshot_rejections(void **state) {
         ebb_stable_get_stats(g, &st);
         assert_true(st.insertions == UINT64_MAX);
         ebb_stable_destroy(g);
-        snap_free(&t);
+        support_snap_free(&t);
     }
-    snap_free(&s);
+    support_snap_free(&s);
 }
 
 static void load_survives_allocation_failure(void **state) {
@@ -1274,7 +1256,7 @@ static void load_survives_allocation_failure(void **state) {
             if (st == EBB_OK) {
                 snap t = snap_save(out);
                 assert_memory_equal(t.bytes, s.bytes, s.size);
-                snap_free(&t);
+                support_snap_free(&t);
                 ebb_stable_destroy(out);
                 break;
             }
@@ -1286,7 +1268,7 @@ static void load_survives_allocation_failure(void **state) {
                   (unsigned long long)n);
         }
         assert_true(n >= 3); /* handle, table (P = 60 > 16), cells */
-        snap_free(&s);
+        support_snap_free(&s);
     }
 }
 

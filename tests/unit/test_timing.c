@@ -118,39 +118,21 @@ static bool has_key(const ebb_timing *f, uint32_t stream, uint64_t index) {
     return ebb_timing_contains(f, key.bytes, sizeof key.bytes);
 }
 
-typedef struct snap {
-    unsigned char *bytes;
-    size_t size;
-} snap;
+typedef support_snap snap;
 
 static snap snap_save(const ebb_timing *f) {
-    snap s;
+    snap s = support_snap_alloc(ebb_timing_snapshot_size(f));
     size_t written = 0;
-    s.size = ebb_timing_snapshot_size(f);
-    s.bytes = malloc(s.size);
-    assert_non_null(s.bytes);
     assert_int_equal(ebb_timing_save(f, s.bytes, s.size, &written), EBB_OK);
     assert_int_equal(written, s.size);
     return s;
 }
 
-static void snap_free(snap *s) {
-    free(s->bytes);
-    s->bytes = NULL;
-}
-
 static void assert_same_state(const ebb_timing *a, const ebb_timing *b) {
     snap x = snap_save(a), y = snap_save(b);
-    assert_int_equal(x.size, y.size);
-    assert_memory_equal(x.bytes, y.bytes, x.size);
-    snap_free(&x);
-    snap_free(&y);
+    support_snap_assert_same(&x, &y);
 }
 
-static void forge_checksum(snap *s) {
-    support_put_le(s->bytes + s->size - 8, 8,
-                   XXH3_64bits(s->bytes, s->size - 8));
-}
 
 static uint64_t timer(const ebb_timing *f, uint64_t i) {
     return ebb_cells_get(&f->timers, i);
@@ -1032,7 +1014,7 @@ static void snapshot_layout(void **state) {
                      EBB_EBUFSIZE);
     assert_int_equal(written, s.size);
     assert_int_equal(ebb_timing_save(f, NULL, 0, &written), EBB_EBUFSIZE);
-    snap_free(&s);
+    support_snap_free(&s);
     ebb_timing_destroy(f);
 }
 
@@ -1067,8 +1049,8 @@ static void snapshot_round_trip_continues(void **state) {
                         has_key(g, KEYS_FRESH, i));
         }
         assert_same_state(f, g);
-        snap_free(&a);
-        snap_free(&b);
+        support_snap_free(&a);
+        support_snap_free(&b);
         ebb_timing_destroy(f);
         ebb_timing_destroy(g);
     }
@@ -1100,9 +1082,9 @@ static void expect_field_refused(const snap *s, size_t offset, size_t width,
                                  const char *what) {
     snap c = snap_copy(s);
     support_put_le(c.bytes + OFF_PARAMS + offset, width, value);
-    forge_checksum(&c);
+    support_snap_forge_checksum(&c);
     expect_load(&c, want, what);
-    snap_free(&c);
+    support_snap_free(&c);
 }
 
 /* Timer i of a snapshot's payload set to v (bpt bits), checksum fixed. */
@@ -1114,7 +1096,7 @@ static void put_timer(snap *s, uint64_t i, uint32_t bpt, uint64_t v) {
         *byte = (unsigned char)(((v >> t) & 1u) ? (*byte | mask)
                                                 : (*byte & ~mask));
     }
-    forge_checksum(s);
+    support_snap_forge_checksum(s);
 }
 
 static void snapshot_rejections(void **state) {
@@ -1142,25 +1124,25 @@ static void snapshot_rejections(void **state) {
     snap c = snap_copy(&s);
     c.bytes[0] = 'X';
     expect_load(&c, EBB_EMAGIC, "magic");
-    snap_free(&c);
+    support_snap_free(&c);
     c = snap_copy(&s);
     support_put_le(c.bytes + OFF_FAMILY, 2, 4);
-    forge_checksum(&c);
+    support_snap_forge_checksum(&c);
     expect_load(&c, EBB_EFAMILY, "family 4");
-    snap_free(&c);
+    support_snap_free(&c);
     c = snap_copy(&s);
     c.bytes[OFF_PAYLOAD] ^= 1;
     expect_load(&c, EBB_ECHECKSUM, "checksum");
-    snap_free(&c);
+    support_snap_free(&c);
     c = snap_copy(&s);
     c.size -= 1;
     expect_load(&c, EBB_ETRUNCATED, "short");
-    snap_free(&c);
+    support_snap_free(&c);
     c = snap_copy(&s);
     support_put_le(c.bytes + OFF_PARAM_LEN, 4, PARAM_LEN - 8);
-    forge_checksum(&c);
+    support_snap_forge_checksum(&c);
     expect_load(&c, EBB_ECORRUPT, "parameter length");
-    snap_free(&c);
+    support_snap_free(&c);
 
     /* The shape. */
     expect_field_refused(&s, P_WINDOW, 8, 0, EBB_ECORRUPT, "w = 0");
@@ -1211,13 +1193,13 @@ static void snapshot_rejections(void **state) {
     put_timer(&c, 5, 4, 0);
     expect_load(&c, EBB_ECORRUPT, "timer 5 age 3 behind the cursor");
     /* Timer 3 (age 3, examined by the second insertion) is legitimate. */
-    snap_free(&c);
+    support_snap_free(&c);
     c = snap_copy(&s);
     c.bytes[c.size - 9] |= 0x80; /* a bit past m bpt = 24 */
-    forge_checksum(&c);
+    support_snap_forge_checksum(&c);
     expect_load(&c, EBB_ECORRUPT, "tail bit");
-    snap_free(&c);
-    snap_free(&s);
+    support_snap_free(&c);
+    support_snap_free(&s);
 
     /* A fresh filter: every timer the mark, the clock at zero. */
     ebb_timing_clear(f);
@@ -1226,9 +1208,9 @@ static void snapshot_rejections(void **state) {
     c = snap_copy(&s);
     put_timer(&c, 2, 4, 0);
     expect_load(&c, EBB_ECORRUPT, "a stamp with no insertion");
-    snap_free(&c);
+    support_snap_free(&c);
     expect_field_refused(&s, P_SWEPT, 8, 1, EBB_ECORRUPT, "swept, n = 0");
-    snap_free(&s);
+    support_snap_free(&s);
     ebb_timing_destroy(f);
 }
 
@@ -1249,10 +1231,10 @@ static void load_survives_allocation_failure(void **state) {
     ebb_timing *out = make_under_failures(make_loaded, &s, &n);
     snap t = snap_save(out);
     assert_memory_equal(t.bytes, s.bytes, s.size);
-    snap_free(&t);
+    support_snap_free(&t);
     ebb_timing_destroy(out);
     assert_int_equal(n, 3); /* handle, timers */
-    snap_free(&s);
+    support_snap_free(&s);
 }
 
 int main(void) {
