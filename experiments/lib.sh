@@ -74,6 +74,32 @@ fill_template() {
     mv "$page.tmp" "$page"
 }
 
+# family_paths FAMILY ARGS...: the prologue of experiments/FAMILY/run.sh.
+#   ARGS must be one build directory (exit 2 otherwise). Sets build_dir,
+#   here (experiments/FAMILY), root, bin_dir, work_dir, page, out_dir,
+#   template, plots and seed (EBB_EXPERIMENT_SEED, default 1), then checks
+#   the tools.
+family_paths() {
+    local family=$1
+    shift
+    if [[ $# -ne 1 ]]; then
+        echo "usage: bash experiments/$family/run.sh <build-dir>" >&2
+        exit 2
+    fi
+    [[ -d $1 ]] || { echo "$family/run.sh: no build directory '$1'" >&2; exit 2; }
+    build_dir=$(cd "$1" && pwd)
+    here=$(cd "$(dirname "${BASH_SOURCE[0]}")/$family" && pwd)
+    root=$(cd "$here/../.." && pwd)
+    bin_dir=$build_dir/experiments/$family
+    work_dir=$bin_dir/work
+    page=$root/docs/results/$family.md
+    out_dir=$root/docs/results/$family
+    template=$here/$family.md.in
+    plots=$here/plots
+    seed=${EBB_EXPERIMENT_SEED:-1}
+    check_tools "$family/run.sh" "$seed"
+}
+
 # check_tools WHO SEED: the seed is a decimal integer and gnuplot is there;
 # exits 2 otherwise.
 check_tools() {

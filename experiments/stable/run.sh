@@ -33,26 +33,7 @@ set -euo pipefail
 # shellcheck source=experiments/lib.sh
 source "$(dirname "${BASH_SOURCE[0]}")/../lib.sh"
 
-usage() {
-    echo "usage: bash experiments/stable/run.sh <build-dir>" >&2
-    exit 2
-}
-
-[[ $# -eq 1 ]] || usage
-[[ -d $1 ]] || { echo "stable/run.sh: no build directory '$1'" >&2; exit 2; }
-
-build_dir=$(cd "$1" && pwd)
-here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-root=$(cd "$here/../.." && pwd)
-bin_dir=$build_dir/experiments/stable
-work_dir=$bin_dir/work
-page=$root/docs/results/stable.md
-out_dir=$root/docs/results/stable
-template=$here/stable.md.in
-plots=$here/plots
-seed=${EBB_EXPERIMENT_SEED:-1}
-
-check_tools "stable/run.sh" "$seed"
+family_paths stable "$@"
 
 # Two lanes of about the same length, one per core.
 lane_a=(analysis)

@@ -33,26 +33,7 @@ set -euo pipefail
 # shellcheck source=experiments/lib.sh
 source "$(dirname "${BASH_SOURCE[0]}")/../lib.sh"
 
-usage() {
-    echo "usage: bash experiments/timing/run.sh <build-dir>" >&2
-    exit 2
-}
-
-[[ $# -eq 1 ]] || usage
-[[ -d $1 ]] || { echo "timing/run.sh: no build directory '$1'" >&2; exit 2; }
-
-build_dir=$(cd "$1" && pwd)
-here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-root=$(cd "$here/../.." && pwd)
-bin_dir=$build_dir/experiments/timing
-work_dir=$bin_dir/work
-page=$root/docs/results/timing.md
-out_dir=$root/docs/results/timing
-template=$here/timing.md.in
-plots=$here/plots
-seed=${EBB_EXPERIMENT_SEED:-1}
-
-check_tools "timing/run.sh" "$seed"
+family_paths timing "$@"
 
 # Two lanes of about the same length, one per core.
 lane_a=(uniform_gt powerlaw_eq bursty_eq)

@@ -30,26 +30,7 @@ set -euo pipefail
 # shellcheck source=experiments/lib.sh
 source "$(dirname "${BASH_SOURCE[0]}")/../lib.sh"
 
-usage() {
-    echo "usage: bash experiments/tlbf/run.sh <build-dir>" >&2
-    exit 2
-}
-
-[[ $# -eq 1 ]] || usage
-[[ -d $1 ]] || { echo "tlbf/run.sh: no build directory '$1'" >&2; exit 2; }
-
-build_dir=$(cd "$1" && pwd)
-here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-root=$(cd "$here/../.." && pwd)
-bin_dir=$build_dir/experiments/tlbf
-work_dir=$bin_dir/work
-page=$root/docs/results/tlbf.md
-out_dir=$root/docs/results/tlbf
-template=$here/tlbf.md.in
-plots=$here/plots
-seed=${EBB_EXPERIMENT_SEED:-1}
-
-check_tools "tlbf/run.sh" "$seed"
+family_paths tlbf "$@"
 
 # Two lanes of about the same length (some 40 s each), one per core.
 lane_a=(bits dimensioning)
