@@ -391,22 +391,27 @@ static int emit_line(dedup_run *run, size_t i, bool seen)
     return DEDUP_CONTINUE;
 }
 
-/* Count windows: hashes the good lines, asks and adds them in one call,
- * and prints in order (a bad line as one not seen). */
-static int answer_count_batch(dedup_run *run, size_t n)
+/* The good lines of the batch, in order, packed to the front of key,
+ * good_length and good_importance (importance is 0 without a field); how
+ * many. */
+static size_t gather_good(line_batch *batch, size_t n)
 {
-    line_batch *batch = run->batch;
-    ebb_apbf *apbf = run->filter->apbf;
     size_t good = 0;
     for (size_t i = 0; i < n; i++) {
         if (batch->bad[i])
             continue;
         batch->key[good] = batch->arena + batch->key_start[i];
+        batch->good_importance[good] = batch->importance[i];
         batch->good_length[good++] = batch->key_length[i];
     }
-    ebb_apbf_hash_batch(apbf, batch->key, batch->good_length, good,
-                        batch->hash);
-    ebb_apbf_check_and_add_batch(apbf, batch->hash, good, batch->seen);
+    return good;
+}
+
+/* Prints the batch's lines in order from the good lines' answers in seen (a
+ * bad line as one not seen). */
+static int emit_batch(dedup_run *run, size_t n)
+{
+    line_batch *batch = run->batch;
     for (size_t i = 0, j = 0; i < n; i++) {
         bool seen = batch->bad[i] ? false : batch->seen[j++];
         int status = emit_line(run, i, seen);
@@ -416,6 +421,19 @@ static int answer_count_batch(dedup_run *run, size_t n)
     return DEDUP_CONTINUE;
 }
 
+/* Count windows: hashes the good lines, asks and adds them in one call,
+ * and prints in order (a bad line as one not seen). */
+static int answer_count_batch(dedup_run *run, size_t n)
+{
+    line_batch *batch = run->batch;
+    ebb_apbf *apbf = run->filter->apbf;
+    size_t good = gather_good(batch, n);
+    ebb_apbf_hash_batch(apbf, batch->key, batch->good_length, good,
+                        batch->hash);
+    ebb_apbf_check_and_add_batch(apbf, batch->hash, good, batch->seen);
+    return emit_batch(run, n);
+}
+
 /* Stable filters: hashes the good lines, tests and adds them (with their
  * importances) in one call, and prints in order. */
 static int answer_stable_batch(dedup_run *run, size_t n)
@@ -423,14 +441,7 @@ static int answer_stable_batch(dedup_run *run, size_t n)
     line_batch *batch = run->batch;
     ebb_stable *filter = run->filter->stable;
     bool importance = run->opts->importance_field != 0;
-    size_t good = 0;
-    for (size_t i = 0; i < n; i++) {
-        if (batch->bad[i])
-            continue;
-        batch->key[good] = batch->arena + batch->key_start[i];
-        batch->good_importance[good] = batch->importance[i];
-        batch->good_length[good++] = batch->key_length[i];
-    }
+    size_t good = gather_good(batch, n);
     ebb_stable_hash_batch(filter, batch->key, batch->good_length, good,
                           batch->hash);
     ebb_status status = ebb_stable_test_and_add_batch(
@@ -443,13 +454,7 @@ static int answer_stable_batch(dedup_run *run, size_t n)
                   run->input, ebb_strerror(status));
         return CLI_EXIT_IO;
     }
-    for (size_t i = 0, j = 0; i < n; i++) {
-        bool seen = batch->bad[i] ? false : batch->seen[j++];
-        int result = emit_line(run, i, seen);
-        if (result != DEDUP_CONTINUE)
-            return result;
-    }
-    return DEDUP_CONTINUE;
+    return emit_batch(run, n);
 }
 
 /* Timing filters: hashes the good lines in one call, then asks and adds
@@ -459,26 +464,14 @@ static int answer_timing_batch(dedup_run *run, size_t n)
 {
     line_batch *batch = run->batch;
     ebb_timing *filter = run->filter->timing;
-    size_t good = 0;
-    for (size_t i = 0; i < n; i++) {
-        if (batch->bad[i])
-            continue;
-        batch->key[good] = batch->arena + batch->key_start[i];
-        batch->good_length[good++] = batch->key_length[i];
-    }
+    size_t good = gather_good(batch, n);
     ebb_timing_hash_batch(filter, batch->key, batch->good_length, good,
                           batch->hash);
     for (size_t j = 0; j < good; j++) {
         batch->seen[j] = ebb_timing_contains_hash(filter, batch->hash[j]);
         ebb_timing_add_hash(filter, batch->hash[j]);
     }
-    for (size_t i = 0, j = 0; i < n; i++) {
-        bool seen = batch->bad[i] ? false : batch->seen[j++];
-        int status = emit_line(run, i, seen);
-        if (status != DEDUP_CONTINUE)
-            return status;
-    }
-    return DEDUP_CONTINUE;
+    return emit_batch(run, n);
 }
 
 static void warn_refused(dedup_run *run, uint64_t number)
