@@ -20,9 +20,9 @@
  * window hands the batch to ebb_apbf_check_and_add_batch, which overlaps
  * the memory accesses and gives exactly the one-at-a-time answers; a
  * stable filter to ebb_stable_test_and_add_batch, with the same promise
- * (answers and final state, generator included). A timing filter hashes
- * the batch in one call, then asks and adds line by line, as does a time
- * window: contains at the line's time, then add.
+ * (answers and final state, generator included); a timing filter to
+ * ebb_timing_test_and_add_batch, with the same promise. A time window asks
+ * and adds line by line: contains at the line's time, then add.
  *
  * Stable filters with an importance field: the field is parsed as a
  * decimal number as the line is read, and ebb_stable_level says which
@@ -457,9 +457,9 @@ static int answer_stable_batch(dedup_run *run, size_t n)
     return emit_batch(run, n);
 }
 
-/* Timing filters: hashes the good lines in one call, then asks and adds
- * each in order (a line repeated within the batch must see its earlier
- * copy), and prints in order. */
+/* Timing filters: hashes the good lines, tests and adds them in one call
+ * (a line repeated within the batch sees its earlier copy, as in single
+ * calls), and prints in order. */
 static int answer_timing_batch(dedup_run *run, size_t n)
 {
     line_batch *batch = run->batch;
@@ -467,10 +467,7 @@ static int answer_timing_batch(dedup_run *run, size_t n)
     size_t good = gather_good(batch, n);
     ebb_timing_hash_batch(filter, batch->key, batch->good_length, good,
                           batch->hash);
-    for (size_t j = 0; j < good; j++) {
-        batch->seen[j] = ebb_timing_contains_hash(filter, batch->hash[j]);
-        ebb_timing_add_hash(filter, batch->hash[j]);
-    }
+    ebb_timing_test_and_add_batch(filter, batch->hash, good, batch->seen);
     return emit_batch(run, n);
 }
 

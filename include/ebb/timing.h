@@ -192,6 +192,17 @@ void ebb_timing_add_batch(ebb_timing *filter, const ebb_hash128 *hashes,
 size_t ebb_timing_contains_batch(const ebb_timing *filter,
                                  const ebb_hash128 *hashes, size_t n,
                                  bool *out);
+/* The duplicate-detection step on many hashes: for each in order, seen[i]
+ * = the standard query, then the insertion; the same answers and final
+ * state (byte for byte) as ebb_timing_contains_hash then
+ * ebb_timing_add_hash on each in order, so a hash repeated within the
+ * batch is seen by its later copies (an item is never its own duplicate).
+ * The hashes come from ebb_timing_hash_batch (this filter's seed). Returns
+ * how many were seen; seen (may be NULL) gets one answer per hash. n = 0
+ * reads and writes nothing. No errors: every hash is accepted. */
+size_t ebb_timing_test_and_add_batch(ebb_timing *filter,
+                                     const ebb_hash128 *hashes, size_t n,
+                                     bool *seen);
 
 typedef struct ebb_timing_stats {
     uint64_t insertions;    /* adds since creation or clear                */

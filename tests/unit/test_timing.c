@@ -19,6 +19,8 @@
  *   - the choosers and the analytic rate (its integral form against the
  *     direct sum);
  *   - batches equal single calls, with and without prefetching;
+ *     test-and-add also on in-batch repeats, empty batches, batches
+ *     across a block boundary and across the wrap of T_+;
  *   - snapshots: layout, byte-identical round trips, a loaded filter
  *     continues as the saved one, every rejection with its status;
  *   - clear, statistics, memory, the model's canonical copy, and the
@@ -32,6 +34,7 @@
 #include <cmocka.h>
 
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -755,6 +758,107 @@ static void batches_equal_single_calls(void **state) {
         }
 }
 
+/* Test-and-add against contains-then-add single calls: keys from a pool
+ * of 24 so that batches repeat keys, batch sizes 0..40, both paths
+ * (prefetching or not), answers (with and without seen) and snapshots
+ * compared after every batch. The shapes are small, so the sweep rewrites
+ * timers and T_+ wraps many times; the test asserts that it saw an empty
+ * batch, a batch crossing a block boundary, an in-batch repeat and two
+ * wraps, so that none of them goes untested. */
+static void test_and_add_round(ebb_timing *one, ebb_timing *many,
+                               const ebb_hash128 *h, size_t n, bool use_seen,
+                               const char *what) {
+    bool got[40], want[40];
+    size_t want_count = 0;
+    for (size_t i = 0; i < n; i++) {
+        want[i] = ebb_timing_contains_hash(one, h[i]);
+        ebb_timing_add_hash(one, h[i]);
+        want_count += want[i];
+    }
+    size_t count = ebb_timing_test_and_add_batch(many, h, n,
+                                                 use_seen ? got : NULL);
+    assert_int_equal(count, want_count);
+    for (size_t i = 0; use_seen && i < n; i++)
+        CHECK(got[i] == want[i], "%s item %zu", what, i);
+    assert_same_state(one, many);
+}
+
+static void test_and_add_batch_equals_single_calls(void **state) {
+    (void)state;
+    const ebb_timing_params shapes[] = {
+        shape(20, 40, 3, bits_for(20, 1, 0), 1, 0),   /* TBF, P = 0 */
+        shape(30, 64, 4, bits_for(30, 1, 2), 1, 2),   /* TBF, P = 2 */
+        shape(50, 90, 3, bits_for(50, 7, 1), 7, 1),   /* w mod B = 1 */
+        shape(64, 64, 8, 3, 32, 1),                   /* k > m / 8  */
+    };
+    const size_t count = sizeof shapes / sizeof shapes[0];
+    for (size_t s = 0; s < count; s++)
+        for (int prefetch = 0; prefetch < 2; prefetch++) {
+            ebb_timing *one = create_or_fail(&shapes[s], 5);
+            ebb_timing *many = create_or_fail(&shapes[s], 5);
+            many->prefetch = prefetch != 0;
+            uint64_t rng = 101 + s;
+            bool empty = false, crossed = false, repeated = false;
+            unsigned wraps = 0;
+            for (int round = 0; round < 200; round++) {
+                size_t n = (size_t)(support_splitmix64(&rng) % 41);
+                if (round % 17 == 0)
+                    n = 0;
+                ebb_hash128 h[40];
+                uint64_t pool[40];
+                for (size_t i = 0; i < n; i++) {
+                    pool[i] = support_splitmix64(&rng) % 24;
+                    h[i] = key_hash(one, KEYS_INSERTED, pool[i]);
+                }
+                uint64_t before = many->current, b = many->in_block;
+                char what[64];
+                snprintf(what, sizeof what, "shape %zu prefetch %d round %d",
+                         s, prefetch, round);
+                /* A key repeated within the batch (its later copy's
+                 * answer depends on the earlier copy's add). */
+                for (size_t i = 1; i < n; i++)
+                    for (size_t j = 0; j < i; j++)
+                        repeated |= pool[i] == pool[j];
+                test_and_add_round(one, many, h, n, round % 3 != 2, what);
+                empty |= n == 0;
+                crossed |= b + n > shapes[s].block && shapes[s].block > 1;
+                wraps += many->current < before;
+            }
+            assert_true(empty && repeated);
+            assert_true(crossed || shapes[s].block == 1);
+            assert_true(wraps >= 2);
+            ebb_timing_destroy(one);
+            ebb_timing_destroy(many);
+        }
+}
+
+/* A key given twice in one batch to an empty filter: the first copy is
+ * new, the second sees the first (no false negative within w). */
+static void test_and_add_batch_sees_its_own_repeat(void **state) {
+    (void)state;
+    ebb_timing_params p = shape(10, 200, 4, bits_for(10, 3, 0), 3, 0);
+    for (int prefetch = 0; prefetch < 2; prefetch++) {
+        ebb_timing *f = create_or_fail(&p, 77);
+        f->prefetch = prefetch != 0;
+        ebb_hash128 h[3] = {key_hash(f, KEYS_INSERTED, 1),
+                            key_hash(f, KEYS_INSERTED, 1),
+                            key_hash(f, KEYS_INSERTED, 1)};
+        bool seen[3] = {true, false, false};
+        assert_int_equal(ebb_timing_test_and_add_batch(f, h, 3, seen), 2);
+        assert_false(seen[0]);
+        assert_true(seen[1]);
+        assert_true(seen[2]);
+        /* n = 0 writes nothing (seen untouched) and counts nothing. */
+        snap before = snap_save(f);
+        seen[0] = true;
+        assert_int_equal(ebb_timing_test_and_add_batch(f, h, 0, seen), 0);
+        assert_true(seen[0]);
+        snap after = snap_save(f);
+        support_snap_assert_same(&before, &after);
+        ebb_timing_destroy(f);
+    }
+}
+
 static void hash_batch_is_the_hash(void **state) {
     (void)state;
     ebb_timing_params p = shape(100, 1000, 4, 5, 7, 2);
@@ -1254,6 +1358,8 @@ int main(void) {
         TEST(choose_refuses_rate_one),
         TEST(fp_is_the_block_average),
         TEST(batches_equal_single_calls),
+        TEST(test_and_add_batch_equals_single_calls),
+        TEST(test_and_add_batch_sees_its_own_repeat),
         TEST(hash_batch_is_the_hash),
         TEST(clear_stats_and_memory),
         TEST(model_is_kept_canonical),
