@@ -1287,10 +1287,219 @@ static void test_priors_from_dbl_min(void **state)
     }
 }
 
+/* ------------------------------------------------------------------------ */
+/* Theorems 2-5 as printed, model DISTINCT                                  */
+/* ------------------------------------------------------------------------ */
+
+/* Everything in this section is written from the paper's text alone, with
+ * D(j) = j (the DISTINCT model) spelled out rather than asked of the
+ * library: Eq. 21, Lemmas 1 and 2 (Eqs. 22, 24), G of Eq. 25 as printed,
+ * G = F(c, 0, B) F(r, c, j0) with F(c, 0, B) over D(B) = B items, and the
+ * closed forms of Eqs. 23, 26 and 27.
+ *
+ * Where the printed forms and ebb's coincide. ebb's G counts the block's
+ * items that did not come back, D(j0 + B) - D(j0), not D(B) (the header
+ * comment of ebb_timing_infer_evidence; docs/timing.md, "Choices"). With
+ * D(j) = j that is (j0 + B) - j0 = B = D(B), and in double exactly so (j0
+ * and B are integers below 2^53), so for DISTINCT ebb's G is the printed
+ * G, P(R_x | i) is the printed one at every i, and for w' = w ebb's
+ * posterior must equal Eqs. 23, 26, 27 (and Theorem 2's 0) to rounding. */
+
+/* Eq. 21 with D(j) = j. */
+static long double printed_f(const ebb_timing_params *params, uint32_t r,
+                             uint32_t c, uint64_t j)
+{
+    long double untouched =
+        powl(1.0L - 1.0L / (long double)params->timers,
+             (long double)params->k * (long double)j);
+    return powl(untouched, (long double)c) *
+           powl(1.0L - untouched, (long double)(r - c));
+}
+
+/* The case of Theorems 2-5 the evidence falls in. */
+enum printed_case { THEOREM_2, THEOREM_3, THEOREM_4, THEOREM_5, THEOREMS };
+
+typedef struct printed_evidence {
+    enum printed_case which;
+    uint64_t w_age;    /* W = ceil((w - b) / B)                 */
+    uint64_t j0;       /* (lambda - 1) B + b, lambda >= 1        */
+} printed_evidence;
+
+static printed_evidence printed_classify(const ebb_timing_params *params,
+                                         const ebb_timing_evidence *ev)
+{
+    printed_evidence out = {THEOREM_2, 0, 0};
+    out.w_age = ceil_div(params->window - ev->b, params->block);
+    if (ev->expired || ev->lambda > out.w_age)
+        return out;
+    if (ev->lambda == 0) {
+        out.which = THEOREM_3;
+        return out;
+    }
+    out.j0 = (ev->lambda - 1) * params->block + ev->b;
+    out.which = ev->lambda < out.w_age ? THEOREM_4 : THEOREM_5;
+    return out;
+}
+
+/* Eqs. 23, 26, 27 (and Theorem 2) as printed, in long double. */
+static long double printed_closed_form(const ebb_timing_params *params,
+                                       const ebb_timing_evidence *ev,
+                                       const printed_evidence *pe, double p)
+{
+    long double q = 1.0L - (long double)p;
+    long double w = (long double)params->window;
+    long double B = (long double)params->block;
+    long double b = (long double)ev->b;
+    long double j0 = (long double)pe->j0;
+    switch (pe->which) {
+    case THEOREM_3: { /* Eq. 23 */
+        long double f = printed_f(params, ev->r, 0, ev->b);
+        return 1.0L - powl(q, w) / ((1.0L - powl(q, b)) / f + powl(q, b));
+    }
+    case THEOREM_4: { /* Eq. 26 */
+        long double f = printed_f(params, ev->c, 0, params->block);
+        return 1.0L -
+               powl(q, w - j0) / ((1.0L - powl(q, B)) / f + powl(q, B));
+    }
+    case THEOREM_5: { /* Eq. 27 */
+        long double f = printed_f(params, ev->c, 0, params->block);
+        return (1.0L - powl(q, w - j0)) / (1.0L - powl(q, B) * (1.0L - f));
+    }
+    default: /* Theorem 2 */
+        return 0.0L;
+    }
+}
+
+/* P(R_x | i) of Eq. 22 (lambda = 0) and Eq. 24 with Eq. 25 as printed:
+ * its value before, inside and after the span [lo, hi) of ages. */
+typedef struct printed_likelihood {
+    uint64_t lo, hi;
+    long double before, inside, after;
+} printed_likelihood;
+
+static printed_likelihood printed_likelihood_of(
+    const ebb_timing_params *params, const ebb_timing_evidence *ev,
+    const printed_evidence *pe)
+{
+    printed_likelihood out;
+    if (pe->which == THEOREM_3) { /* Eq. 22: 1 below b, F(r, 0, b) after */
+        out.lo = 0;
+        out.hi = ev->b;
+        out.before = 0.0L;
+        out.inside = 1.0L;
+        out.after = printed_f(params, ev->r, 0, ev->b);
+        return out;
+    }
+    long double f = printed_f(params, ev->r, ev->c, pe->j0);
+    out.lo = pe->j0; /* Eq. 24: 0, F(r, c, j0), then G */
+    out.hi = pe->j0 + params->block;
+    out.before = 0.0L;
+    out.inside = f;
+    out.after = printed_f(params, ev->c, 0, params->block) * f; /* Eq. 25 */
+    return out;
+}
+
+static long double printed_likelihood_at(const printed_likelihood *l,
+                                         uint64_t i)
+{
+    return i < l->lo ? l->before : i < l->hi ? l->inside : l->after;
+}
+
+/* P(I_x < w | R_x) = sum_{i < w} P(i) P(R_x | i) / sum_i P(i) P(R_x | i),
+ * P(i) = p q^i (Eq. 4, n -> infinity), term by term, from the first age
+ * of nonzero likelihood (its q^start cancels) until q^i < e^-60 beyond
+ * both w and the block. Theorem 2 needs no sum: P(R_x | i) = 0 below w. */
+static long double printed_brute(const ebb_timing_params *params,
+                                 const ebb_timing_evidence *ev,
+                                 const printed_evidence *pe, double p)
+{
+    if (pe->which == THEOREM_2)
+        return 0.0L;
+    long double q = 1.0L - (long double)p;
+    uint64_t start = pe->which == THEOREM_3 ? 0 : pe->j0;
+    uint64_t last = start + params->block + params->window +
+                    (uint64_t)(60.0 / p) + 2;
+    printed_likelihood l = printed_likelihood_of(params, ev, pe);
+    kahan inside = {0, 0}, mass = {0, 0};
+    long double qi = 1.0L; /* q^(i - start) */
+    for (uint64_t i = start; i < last; i++) {
+        long double term = qi * printed_likelihood_at(&l, i);
+        kahan_add(&mass, term);
+        if (i < params->window)
+            kahan_add(&inside, term);
+        qi *= q;
+    }
+    return kahan_total(&inside) / kahan_total(&mass);
+}
+
+/* The printed closed forms take 1 - X with X near 1 when the posterior is
+ * tiny: in long double X carries ~1e-19 absolute error, so the printed
+ * form is compared to the sum to 1e-9 relative or 1e-16 absolute. ebb and
+ * the sum (which adds the in-window terms themselves) keep their relative
+ * digits and meet the plain 1e-9. */
+#define PRINTED_CANCEL 1e-16
+
+static void test_distinct_printed_theorems(void **state)
+{
+    (void)state;
+    uint64_t rng = 20130318;
+    const unsigned cases = 2000;
+    unsigned by_case[THEOREMS] = {0};
+    double worst = 0.0;
+    ebb_timing_model model = {.kind = EBB_TIMING_MODEL_DISTINCT};
+    for (unsigned n = 0; n < cases; n++) {
+        ebb_timing_params params;
+        do /* m = 1: every insertion rewrites the only timer (other tests) */
+            random_params(&rng, &params);
+        while (params.timers < 2);
+        ebb_timing_evidence ev;
+        random_evidence(&rng, &params, &ev);
+        double p = log_uniform(&rng, 1e-3, 0.95);
+        ebb_timing_query query = {.prior = p, .cost_fp = 1, .cost_fn = 1};
+        ebb_timing_answer answer;
+        assert_int_equal(ebb_timing_infer_evidence(&params, &model, &ev,
+                                                   &query, &answer),
+                         EBB_OK);
+        printed_evidence pe = printed_classify(&params, &ev);
+        double closed = (double)printed_closed_form(&params, &ev, &pe, p);
+        double brute = (double)printed_brute(&params, &ev, &pe, p);
+        const char *text = describe_case(&params, &model, &ev, p,
+                                         params.window);
+        /* the paper's algebra: each closed form is its sum */
+        CHECK(close_rel(closed, brute, REL_TOL) ||
+                  fabs(closed - brute) <= PRINTED_CANCEL,
+              "Theorem %d printed %.17g, sum %.17g: %s", (int)pe.which + 2,
+              closed, brute, text);
+        /* ebb equals the printed theorem */
+        CHECK(close_rel(answer.posterior, brute, REL_TOL),
+              "Theorem %d: ebb %.17g, printed sum %.17g: %s",
+              (int)pe.which + 2, answer.posterior, brute, text);
+        CHECK(close_rel(answer.posterior, closed, REL_TOL) ||
+                  fabs(answer.posterior - closed) <= PRINTED_CANCEL,
+              "Theorem %d: ebb %.17g, Eq. printed %.17g: %s",
+              (int)pe.which + 2, answer.posterior, closed, text);
+        if (pe.which == THEOREM_2)
+            CHECK(answer.posterior == 0.0, "Theorem 2: %.17g: %s",
+                  answer.posterior, text);
+        by_case[pe.which]++;
+        if (brute > 0.0)
+            worst = fmax(worst, fabs(answer.posterior - brute) / brute);
+    }
+    printf("printed Theorems 2-5, DISTINCT: %u cases (Thm 2 %u, Thm 3 "
+           "%u, Thm 4 %u, Thm 5 %u): worst relative error of ebb against "
+           "the printed sums %.3g\n",
+           cases, by_case[THEOREM_2], by_case[THEOREM_3], by_case[THEOREM_4],
+           by_case[THEOREM_5], worst);
+    for (unsigned i = 0; i < THEOREMS; i++)
+        CHECK(by_case[i] >= cases / 40, "Theorem %u drawn %u times", i + 2,
+              by_case[i]);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_closed_forms_against_sums),
+        cmocka_unit_test(test_distinct_printed_theorems),
         cmocka_unit_test(test_tiny_priors),
         cmocka_unit_test(test_certain_prior),
         cmocka_unit_test(test_classic_posterior),
