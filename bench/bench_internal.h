@@ -221,6 +221,11 @@ struct bench_subject {
      * time: returns how many answers were standard positives, which must
      * equal the untimed pass's positives. */
     size_t (*infer)(const bench_subject *s, const bench_key *keys, size_t n);
+    /* The same query given a prior per key (not the model's cached
+     * default), as `ebb recent` does with a prior field: NULL for the
+     * others. */
+    size_t (*infer_prior)(const bench_subject *s, const bench_key *keys,
+                          size_t n);
     /* The false-positive rate expected at the moment of the queries when it
      * differs from fp_promise (the BTBF's depends on the position within
      * its block); NULL: fp_promise. The bound is checked against it. */
@@ -245,9 +250,10 @@ typedef enum bench_op {
     BENCH_ADD = 0,
     BENCH_CONTAINS = 1,
     BENCH_TEST_AND_ADD = 2, /* the stable filter's query-then-insert */
-    BENCH_INFER = 3         /* the BTBF's posterior query (one call)  */
+    BENCH_INFER = 3,        /* the BTBF's posterior query (one call)  */
+    BENCH_INFER_PRIOR = 4   /* the same with a prior per query        */
 } bench_op;
-/* "add", "contains", "test_and_add", "infer" */
+/* "add", "contains", "test_and_add", "infer", "infer_prior" */
 const char *bench_op_name(bench_op op);
 
 /* One printed result: an operation of one filter, one call at a time or
@@ -310,7 +316,8 @@ typedef struct bench_plan {
 } bench_plan;
 
 /* Rows one subject yields at most: test-and-add, add and contains, each
- * one call at a time and batched (the BTBF: add, contains, infer: 5). */
+ * one call at a time and batched (the BTBF: add, contains, infer and
+ * infer_prior: 6). */
 #define BENCH_MAX_ROWS 6
 
 /* Measures one created subject: writes up to BENCH_MAX_ROWS rows

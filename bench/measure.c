@@ -235,7 +235,7 @@ static void fill_row(bench_row *row, const bench_subject *s, const bench_plan *p
     row->memory_bytes = s->memory(s);
     row->bits_per_item = (double)row->memory_bytes * 8.0 / (double)s->window;
     row->lines_per_op = lines;
-    if (op == BENCH_INFER)
+    if (op == BENCH_INFER || op == BENCH_INFER_PRIOR)
         row->lines_source = BENCH_LINES_EXPECTED; /* the k timers, read all */
     else if (op == BENCH_CONTAINS)
         row->lines_source = s->expected_contains_lines != NULL ? BENCH_LINES_EXPECTED
@@ -300,6 +300,12 @@ int bench_measure(bench_subject *s, const bench_plan *plan,
         fill_row(&rows[n++], s, plan, BENCH_INFER, false, infer_ns, lines);
         rows[n - 1].ops = q.count;
     }
+    if (s->infer_prior != NULL) {
+        double prior_ns = time_contains(s, s->infer_prior, &q, plan->runs,
+                                        pass.positives, &mismatches);
+        fill_row(&rows[n++], s, plan, BENCH_INFER_PRIOR, false, prior_ns, lines);
+        rows[n - 1].ops = q.count;
+    }
 
     verdict->filled = s->fill;
     verdict->fill_ns = adds.fill_ns;
@@ -316,7 +322,8 @@ int bench_measure(bench_subject *s, const bench_plan *plan,
     verdict->tested_seen = adds.seen;
     verdict->tested_fp = adds.tested ? (double)adds.seen / (double)adds.tested : NAN;
     for (int i = 0; i < n; i++)
-        if (rows[i].op == BENCH_CONTAINS || rows[i].op == BENCH_INFER)
+        if (rows[i].op == BENCH_CONTAINS || rows[i].op == BENCH_INFER ||
+            rows[i].op == BENCH_INFER_PRIOR)
             rows[i].fp_measured = verdict->fp_measured;
         else if (rows[i].op == BENCH_TEST_AND_ADD)
             rows[i].fp_measured = verdict->tested_fp;

@@ -12,7 +12,8 @@
  * fp of an add) is null. op is "add", "contains", (the stable filter)
  * "test_and_add", whose fp_measured is the rate of fresh keys seen, or (the
  * BTBF) "infer", the posterior query, whose standard answers give the same
- * fp_measured as contains. Only the array goes to stdout; targets and notes
+ * fp_measured as contains, and "infer_prior", the same with a prior per
+ * query. Only the array goes to stdout; targets and notes
  * are for the tables.
  */
 #define _POSIX_C_SOURCE 200809L
@@ -78,7 +79,8 @@ static void text_begin(FILE *out, const bench_options *options)
             "The Block Timing Bloom filter (issue 13, BTBF) runs in the fp 1%% sections at\n"
             "the APBF default's memory and window (ebb_timing_choose(w, bytes, 0)), filled\n"
             "with w + B keys; infer = ebb_timing_infer on the same queries, one call\n"
-            "(uniform model over 10 w items, its default prior, costs 1 and 1).\n");
+            "(uniform model over 10 w items, its default prior, costs 1 and 1);\n"
+            "infer_prior = the same with a Zipf prior per query (no target).\n");
     if (options->full)
         fprintf(out, "--full: every filter at w = 1e8 (slow).\n");
     fflush(out);

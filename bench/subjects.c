@@ -98,6 +98,8 @@ const char *bench_op_name(bench_op op)
         return "test_and_add";
     case BENCH_INFER:
         return "infer";
+    case BENCH_INFER_PRIOR:
+        return "infer_prior";
     default:
         return "contains";
     }
@@ -842,6 +844,28 @@ static size_t timing_infer(const bench_subject *s, const bench_key *keys, size_t
     return positives;
 }
 
+/* The same queries, each with its own prior: a Zipf prior 1 / (r H) over
+ * the model's universe, the rank r taken from the key's bits. A prior
+ * that is not the model's default costs the logarithm and exponentials
+ * the filter caches for the default (docs/timing.md, "Cost"). */
+static size_t timing_infer_prior(const bench_subject *s, const bench_key *keys, size_t n)
+{
+    const ebb_timing *f = s->filter;
+    const ebb_timing_model *model = ebb_timing_get_model(f);
+    uint64_t universe = model->universe;
+    double inv_harmonic = ebb_timing_zipf_prior(universe, 1);
+    ebb_timing_query query = {0.0, 0, TIMING_COST_FP, TIMING_COST_FN};
+    size_t positives = 0;
+    for (size_t i = 0; i < n; i++) {
+        ebb_timing_answer answer;
+        uint64_t rank = keys[i].half[0] % universe + 1;
+        query.prior = inv_harmonic / (double)rank;
+        if (ebb_timing_infer(f, &keys[i], sizeof keys[i], &query, &answer) == EBB_OK)
+            positives += answer.standard;
+    }
+    return positives;
+}
+
 static bool timing_probe(const bench_subject *s, const bench_key *key, double *lines)
 {
     *lines = NAN;
@@ -1058,6 +1082,7 @@ static bool timing_create(bench_subject *s)
     s->contains = timing_contains;
     s->contains_batch = timing_contains_batch;
     s->infer = timing_infer;
+    s->infer_prior = timing_infer_prior;
     s->probe = timing_probe;
     s->expected_contains_lines = timing_contains_lines;
     s->expected_add_lines = timing_add_lines;

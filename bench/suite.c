@@ -374,6 +374,13 @@ static void timing_infer_target(bench_report *r, const result_set *set, uint64_t
     double ratio = infer->ns_per_op / contains->ns_per_op;
     bench_report_text(r, "  %-8s %-66s %6.2fx (<= %.2fx)  target met: %s\n", "issue 13",
                       what, ratio, 2.0, ratio <= 2.0 ? "yes" : "no");
+    const bench_row *prior =
+        find_row(set, window, 1e-2, BENCH_TIMING, BENCH_INFER_PRIOR, false);
+    if (prior != NULL)
+        bench_report_text(r, "  %-8s w %s the same with a Zipf prior per query (no target): "
+                             "%.2fx (%.0f / %.0f ns)\n",
+                          "issue 13", label, prior->ns_per_op / contains->ns_per_op,
+                          prior->ns_per_op, contains->ns_per_op);
 }
 
 static void timing_apbf_ratio(bench_report *r, const result_set *set, uint64_t window,
