@@ -25,8 +25,10 @@
 # power-law streams: a least-penalty total above the standard one at some
 # bpi, none 10% below it, a posterior error >= 0.05, a posterior bin of
 # >= 1000 queries off its midpoint by more than 3 sd + 0.025); 2 on usage
-# or runtime errors. Statistical checks and the bursty stream's (where the
-# paper itself reports failures) are reported but do not change it.
+# or runtime errors. Statistical checks and the bursty stream's are
+# reported but do not change it: on its bursty IP trace the paper itself
+# reports posterior errors and (under [Pos>Neg], at some low bpi) penalties
+# above the standard filter's, without numbers to hold ours to.
 
 set -euo pipefail
 
@@ -109,7 +111,7 @@ kinds=$work_dir/kinds.tsv
 printf '%s\t%s\n' \
     'guarantee' 'guarantees (no false negative of the standard BTBF or the APBF in any trial)' \
     'bar' 'the issue'"'"'s bars on the uniform and power-law streams (least penalty <= standard at every bpi and >= 10% below at some; posterior error < 0.05; every bin of >= 1000 queries within 3 sd + 0.025 of its midpoint)' \
-    'stat' 'the same bars on the bursty stream (the paper reports them failing on its trace), in-window fractions against the exact ones (\|z\| <= 3)' \
+    'stat' 'the same bars on the bursty stream (on its IP trace the paper reports higher posterior errors at low bpi and higher penalties at some low bpi under [Pos>Neg]; ours misses more widely, see Figures 11 and 12), in-window fractions against the exact ones (\|z\| <= 3)' \
     >"$kinds"
 write_summary "$summary" "$kinds" "${checks[@]}"
 if any_fatal_failure "${checks[@]}"; then
