@@ -291,6 +291,33 @@ ebb_status ebb_stable_test_and_add_batch(ebb_stable *filter,
                                          const double *importances, size_t n,
                                          bool *seen, size_t *seen_count);
 
+/* ---- Theorem 1 on a classic filter ----------------------------------------
+ * The inferential classic Bloom filter of "Inferential Time-Decaying Bloom
+ * Filters" (Theorem 1, Eq. 13), on a filter that never forgets: P = 0,
+ * any d and any variant (no cell ever returns to 0, so an inserted item's
+ * cells stay set: no false negatives; d = 1 is the classic Bloom filter).
+ * *out = P(x is among the n insertions | whether x's K cells are all
+ * set), where each insertion is x with probability `prior`:
+ *   all set:      (1 - (1 - prior)^n) / (1 - (1 - prior)^n
+ *                                        + (1 - prior)^n fp),
+ *   not all set:  0,
+ * with n = the filter's insertions (refused ones excluded) and fp =
+ * fill^K, fill = (cells not 0) / m: the exact probability that the K
+ * cells of a key not inserted are all set in the filter as it is now (its
+ * K cells are independent and uniform, and may coincide; the draw only
+ * concerns decrements, none here). The fill is a counter kept on insert,
+ * so a query is O(K) and allocates, prints and reads no clock. n = 0
+ * gives 0. The posterior is calibrated when the prior describes the
+ * stream (each insertion independently x with that probability).
+ * EBB_EINVAL, *out untouched, for a NULL argument, P != 0 (the filter
+ * forgets: an inserted item may show a 0 cell) or prior outside (0, 1]
+ * (NaN included). */
+ebb_status ebb_stable_posterior(const ebb_stable *filter, const void *key,
+                                size_t len, double prior, double *out);
+ebb_status ebb_stable_posterior_hash(const ebb_stable *filter,
+                                     ebb_hash128 hash, double prior,
+                                     double *out);
+
 typedef struct ebb_stable_stats {
     uint64_t cells;         /* m                                           */
     uint32_t cell_bits;     /* d                                           */

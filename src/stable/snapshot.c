@@ -167,6 +167,9 @@ ebb_status ebb_stable_load(const void *buf, size_t len, ebb_stable **out)
         ebb_stable_destroy(f); /* not reached: checked above */
         return EBB_ECORRUPT;
     }
+    /* Not saved: the format predates it, and the cells determine it. */
+    if (h.params.p == 0)
+        f->filled = f->cells.count - ebb_cells_count_zero(&f->cells);
     f->insertions = h.insertions;
     f->clamped = h.clamped;
     f->refused = h.refused;

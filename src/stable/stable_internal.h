@@ -70,6 +70,12 @@ struct ebb_stable {
     uint64_t table_slots;
     uint32_t table_shift;    /* 64 - log2 table_slots                      */
 
+    /* P = 0 only (else 0): cells not 0. Such a filter never decrements,
+     * so a cell leaves 0 at most once; counted on insert (stable_apply),
+     * recounted on load (not in the snapshot), 0 after a clear. It gives
+     * ebb_stable_posterior its fill in O(1). */
+    uint64_t filled;
+
     /* Counters (saturating). */
     uint64_t insertions;
     uint64_t clamped;
@@ -418,11 +424,31 @@ STABLE_INLINE bool stable_query_set_at(ebb_stable *f, const uint64_t *bits,
     return all;
 }
 
+/* Step 4 of a filter that never decrements (P = 0): cell = max(cell,
+ * level), counting in `filled` each cell that was 0. A K cell coinciding
+ * with an earlier one reads the level written there: counted once. */
+STABLE_INLINE void stable_set_counted(ebb_stable *f, const uint64_t *bits,
+                                      uint32_t level)
+{
+    uint64_t filled = 0;
+    for (uint32_t j = 0; j < f->k; j++) {
+        uint32_t old = ebb_cells_read_(&f->cells, bits[j]);
+        filled += old == 0;
+        if (old < level)
+            ebb_cells_write_(&f->cells, bits[j], level);
+    }
+    f->filled += filled;
+}
+
 /* Steps 3 and 4 of a prepared item that was not refused. */
 STABLE_INLINE void stable_apply(ebb_stable *f, const stable_item *it)
 {
     uint64_t done;
     switch (f->decrement) {
+    case STABLE_DECREMENT_NONE:
+        stable_set_counted(f, it->bits, it->level);
+        f->insertions = ebb_saturating_add(f->insertions, 1u);
+        return;
     case STABLE_DECREMENT_RUN:
         done = stable_decrement_run(f, it->draws[0]);
         f->decrements = ebb_saturating_add(f->decrements, done);

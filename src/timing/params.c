@@ -284,41 +284,84 @@ static bool best_within(uint64_t w, uint64_t bytes, ebb_timing_params *best,
 #define TIMING_MAX_BYTES                                                       \
     (EBB_TIMING_MAX_TIMERS * EBB_TIMING_MAX_TIMER_BITS / 8u)
 
-static bool meets(uint64_t w, uint64_t bytes, double target,
-                  ebb_timing_params *p)
+/* The analytic rate of class (k, bpt) in `words` words (the paper's B and
+ * P); 2, above any rate, when the class has no shape there. */
+static double class_fp(uint64_t w, uint64_t words, uint32_t k, uint32_t bpt)
 {
-    double fp;
-    return best_within(w, bytes, p, &fp) && fp <= target;
+    ebb_timing_params p;
+    if (!paper_shape(w, timers_in(words * 8u, bpt), k, bpt, &p))
+        return 2.0;
+    return ebb_timing_fp(&p);
 }
 
-/* The smallest memory (in words) whose best shape meets the target: double
- * until it is met, then bisect. The best rate falls with memory but not
- * strictly monotonically (a step of B or P can cost a little), so this is
- * the smallest on the bisection's path, within one word of the true edge
- * where the rate is monotone. */
+/* The last word count at which class (k, bpt) has a shape, from `first`
+ * (where it has one): a shape exists while B = w fits, and P, hence
+ * T_Omega, only grows with m, so existence is an interval of m. */
+static uint64_t class_last_words(uint64_t w, uint64_t first, uint32_t k,
+                                 uint32_t bpt)
+{
+    uint64_t lo = first, hi = TIMING_MAX_BYTES / 8u;
+    ebb_timing_params p;
+    if (paper_shape(w, timers_in(hi * 8u, bpt), k, bpt, &p))
+        return hi;
+    while (hi - lo > 1u) { /* lo has a shape, hi has none */
+        uint64_t mid = lo + (hi - lo) / 2u;
+        if (paper_shape(w, timers_in(mid * 8u, bpt), k, bpt, &p))
+            lo = mid;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+/* The smallest word count at which class (k, bpt) meets the target, 0 when
+ * it never does. Within a class the rate falls as memory grows (more
+ * timers; B and P grow slowly with m, and the added timers outweigh a step
+ * of B: tests/unit/test_timing.c compares the search with a scan). */
+static uint64_t class_smallest(uint64_t w, double target, uint32_t k,
+                               uint32_t bpt)
+{
+    uint64_t first = ((uint64_t)k * bpt + 63u) / 64u; /* m >= k */
+    if (class_fp(w, first, k, bpt) > 1.0)
+        return 0; /* not even the smallest m fits bpt bits */
+    uint64_t last = class_last_words(w, first, k, bpt);
+    if (!(class_fp(w, last, k, bpt) <= target))
+        return 0;
+    uint64_t lo = first, hi = last; /* hi meets */
+    if (class_fp(w, lo, k, bpt) <= target)
+        return lo;
+    while (hi - lo > 1u) {
+        uint64_t mid = lo + (hi - lo) / 2u;
+        if (class_fp(w, mid, k, bpt) <= target)
+            hi = mid;
+        else
+            lo = mid;
+    }
+    return hi;
+}
+
+/* The smallest memory (in words) whose best shape meets the target. The
+ * best rate over all shapes does not fall monotonically with memory: a
+ * class (k, bpt) exists only up to the m at which B = w stops fitting bpt
+ * bits, and when the best class vanishes the best rate jumps up (w = 1e5:
+ * 0.7675 at 25000 bytes, k = 1, bpt = 2; 0.8243 at 25008, k = 1, bpt = 3,
+ * which stays above 0.77 up to 29624 bytes). A bisection over the best
+ * rate then missed the smaller memory (0.77: 29624 bytes instead of
+ * 24808). So each class is searched on its own interval and the smallest
+ * answer wins; the best shape there meets the target, since it is at
+ * least as good as the class that met it. */
 static bool smallest_meeting(uint64_t w, double target, ebb_timing_params *out)
 {
-    uint64_t hi = 8;
-    ebb_timing_params p;
-    while (!meets(w, hi, target, &p)) {
-        if (hi >= TIMING_MAX_BYTES)
-            return false;
-        hi = hi > TIMING_MAX_BYTES / 2u ? TIMING_MAX_BYTES : hi * 2u;
-    }
-    *out = p;
-    uint64_t lo = hi / 2u; /* fails (or is below 8 bytes) */
-    while (hi - lo > 8u) {
-        uint64_t mid = (lo + (hi - lo) / 2u) & ~UINT64_C(7);
-        if (mid <= lo)
-            break;
-        if (meets(w, mid, target, &p)) {
-            hi = mid;
-            *out = p;
-        } else {
-            lo = mid;
+    uint64_t best = 0;
+    for (uint32_t k = 1; k <= EBB_TIMING_MAX_K; k++)
+        for (uint32_t bpt = EBB_TIMING_MIN_TIMER_BITS;
+             bpt <= EBB_TIMING_MAX_TIMER_BITS; bpt++) {
+            uint64_t words = class_smallest(w, target, k, bpt);
+            if (words != 0 && (best == 0 || words < best))
+                best = words;
         }
-    }
-    return true;
+    double fp;
+    return best != 0 && best_within(w, best * 8u, out, &fp) && fp <= target;
 }
 
 ebb_status ebb_timing_choose(uint64_t window, uint64_t memory_bytes, double fp,

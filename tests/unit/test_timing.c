@@ -1341,6 +1341,49 @@ static void load_survives_allocation_failure(void **state) {
     support_snap_free(&s);
 }
 
+/* ebb_timing_choose by target rate returns the smallest memory whose best
+ * shape meets it, although the best rate is not monotone in memory: at
+ * w = 1000 the best class (k = 1, bpt = 2) vanishes after 248 bytes and
+ * the rate jumps from 0.770 to 0.818. The former bisection over the best
+ * rate answered 264 bytes for 0.815, where 216 meet it. Checked against a
+ * scan of every word count up to 400 bytes, for targets across the jump;
+ * and at w = 1e5, 0.77 takes 24808 bytes (the bisection: 29624). */
+static void choose_by_rate_is_smallest_memory(void **state)
+{
+    (void)state;
+    const uint64_t w = 1000;
+    double best[51]; /* best[i]: the best rate in 8 i bytes */
+    for (uint32_t i = 1; i <= 50; i++) {
+        ebb_timing_params p;
+        best[i] = 2.0;
+        if (ebb_timing_choose(w, 8u * i, 0.0, &p) == EBB_OK)
+            best[i] = ebb_timing_fp(&p);
+    }
+    uint32_t below = 0; /* targets the scan shows were answered too big */
+    for (double target = 0.70; target <= 0.90; target += 0.0025) {
+        uint32_t smallest = 0;
+        for (uint32_t i = 1; i <= 50 && smallest == 0; i++)
+            if (best[i] <= target)
+                smallest = i;
+        assert_true(smallest != 0);
+        ebb_timing_params p;
+        ebb_timing_shape shape;
+        assert_int_equal(ebb_timing_choose(w, 0, target, &p), EBB_OK);
+        assert_int_equal(ebb_timing_describe(&p, &shape), EBB_OK);
+        assert_true(ebb_timing_fp(&p) <= target);
+        assert_int_equal(shape.memory_bytes, 8u * smallest);
+        /* a target met before the jump but not just after it */
+        below += best[smallest] <= target && best[32] > target &&
+                 smallest < 32;
+    }
+    assert_true(below > 0); /* the grid crosses the non-monotone step */
+    ebb_timing_params p;
+    ebb_timing_shape shape;
+    assert_int_equal(ebb_timing_choose(100000, 0, 0.77, &p), EBB_OK);
+    assert_int_equal(ebb_timing_describe(&p, &shape), EBB_OK);
+    assert_int_equal(shape.memory_bytes, 24808);
+}
+
 int main(void) {
 #define TEST(f) SUPPORT_TEST(f, support_setup_counting_unzeroed)
     const struct CMUnitTest tests[] = {
@@ -1368,6 +1411,7 @@ int main(void) {
         TEST(snapshot_rejections),
         TEST(snapshot_round_trip_continues),
         TEST(load_survives_allocation_failure),
+        TEST(choose_by_rate_is_smallest_memory),
     };
 #undef TEST
     return cmocka_run_group_tests(tests, NULL, NULL);
