@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * main.c: the `ebb` command. Dispatches to one subcommand per file
- * (dedup.c, recent.c, params.c) and answers --help and --version itself.
+ * (dedup.c, recent.c, count.c, params.c) and answers --help and --version itself.
  */
 #ifndef _POSIX_C_SOURCE
 #define _POSIX_C_SOURCE 200809L
@@ -27,6 +27,8 @@ static const subcommand subcommands[] = {
      "write each line unless it occurred in the last N lines or T seconds"},
     {"recent", ebb_cli_recent,
      "how recent is each line: P(seen in the last N lines), its age"},
+    {"count", ebb_cli_count,
+     "approximate 'sort | uniq -c' in fixed memory (spectral filter)"},
     {"params", ebb_cli_params,
      "show the shape, memory and error rates of a filter"},
     {"bench", ebb_cli_bench,

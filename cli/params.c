@@ -11,6 +11,8 @@
  *              --k K --p P) [...] [--json]
  *   ebb params --timing --window N (--bits-per-item X [--k K] |
  *              --memory SIZE | --fp P) [--json]
+ *   ebb params --spectral [--method M] [--distinct N] [--error E |
+ *              --memory SIZE [--k K] [--counter-bits B]] [--json]
  *   BLOCKS: --blocked [--block-bits B] [--block-hashes b]
  *
  * The first form asks the library which (k, l) it would choose (for a
@@ -20,7 +22,8 @@
  * time-limited filter of `ebb dedup --time-window` (params_time.c), the
  * fourth the stable filter of `ebb dedup --stable` (params_stable.c), the
  * fifth the timing filter of `ebb dedup --timing` and `ebb recent`
- * (params_timing.c). All
+ * (params_timing.c), the sixth the counting filter of `ebb count`
+ * (params_spectral.c). All
  * numbers come from the library's sizing and analytics functions; this
  * file only parses and prints.
  *
@@ -86,6 +89,9 @@ static void print_usage(FILE *out)
             "                  [STABLE OPTIONS] [--gap G]... [--json]\n"
             "       ebb params --timing --window N (--bits-per-item X [--k K]\n"
             "                  | --memory SIZE | --fp P) [--json]\n"
+            "       ebb params --spectral [--method M] [--distinct N]\n"
+            "                  [--error E | --memory SIZE [--k K]\n"
+            "                  [--counter-bits B]] [--json]\n"
             "  BLOCKS: --blocked [--block-bits B] [--block-hashes b]\n"
             "  STABLE OPTIONS: [--draw independent|consecutive]\n"
             "                  [--importance-classes 2 [--important-fraction F]]\n"
@@ -103,7 +109,7 @@ static void print_usage(FILE *out)
             "--time-window' at a steady rate of R items per second. With\n"
             "--stable: the stable filter of 'ebb dedup --stable'. With\n"
             "--timing: the timing filter of 'ebb dedup --timing' and 'ebb\n"
-            "recent'.\n"
+            "recent'. With --spectral: the counting filter of 'ebb count'.\n"
             "\n"
             "Options:\n"
             "  --window N     items the filter must remember (positive\n"
@@ -169,6 +175,19 @@ static void print_usage(FILE *out)
             "                 rate); implies --timing. With --timing, --memory\n"
             "                 SIZE gives the lowest rate in SIZE bytes and --fp\n"
             "                 P the least memory for the rate P\n"
+            "  --spectral     the Spectral Bloom filter of 'ebb count': method,\n"
+            "                 counters, counter bits, k, memory, gamma and the\n"
+            "                 expected Minimum Selection error ratio after\n"
+            "                 --distinct N keys (default %" PRIu64 ")\n"
+            "  --method M     with --spectral: ms (default), mi or rm\n"
+            "  --distinct N   with --spectral: distinct keys counted\n"
+            "  --error E      with --spectral: the least memory whose error\n"
+            "                 ratio is at most E, 0 < E < 1 (default %g); or\n"
+            "                 --memory SIZE for the most counters in SIZE\n"
+            "                 bytes, with --k K (1..%u; default: the best for\n"
+            "                 N) and --counter-bits B (1..%u, default %u)\n"
+            "  --counter-bits B\n"
+            "                 with --spectral --memory: bits per counter\n"
             "  --gap G        a gap to show false negatives at (positive\n"
             "                 integer, up to %u times; default M/16, M/4, M\n"
             "                 and 4M)\n"
@@ -185,9 +204,15 @@ static void print_usage(FILE *out)
             "                 class, level, gap, probability); with --timing\n"
             "                 the keys window, timers, k, timer_bits, block,\n"
             "                 padding, t_omega, sweep_per_add, memory_bytes,\n"
-            "                 bits_per_item, fp\n"
+            "                 bits_per_item, fp; with --spectral the keys\n"
+            "                 method, counters, counter_bits, k, secondary,\n"
+            "                 marker_bits, memory_bytes, distinct, gamma,\n"
+            "                 error_ratio\n"
             "  -h, --help     show this help\n",
-            EBB_STABLE_MAX_CELL_BITS, EBB_TIMING_MAX_K, PARAMS_MAX_GAPS);
+            EBB_STABLE_MAX_CELL_BITS, EBB_TIMING_MAX_K,
+            CLI_SPECTRAL_DEFAULT_DISTINCT, CLI_SPECTRAL_DEFAULT_ERROR,
+            EBB_SPECTRAL_MAX_K, EBB_SPECTRAL_MAX_COUNTER_BITS,
+            CLI_SPECTRAL_DEFAULT_COUNTER_BITS, PARAMS_MAX_GAPS);
 }
 
 static bool parse_bounded_u32(const char *text, uint32_t max, uint32_t *out)
@@ -243,7 +268,13 @@ static int parse_option(int option, const char *value, void *context)
     case PARAMS_OPTION_IMPORTANT_FRACTION:
     case PARAMS_OPTION_GAP:
         return params_stable_option(option, value, req);
+    case CLI_SPECTRAL_OPTION_SPECTRAL:
+        req->spectral_requested = true;
+        return -1;
     default:
+        if (cli_is_spectral_option(option))
+            return cli_apply_spectral_option(PROGRAM, option, value,
+                                             &req->spectral);
         if (cli_is_stable_option(option))
             return cli_apply_stable_option(PROGRAM, option, value,
                                            &req->stable);
@@ -351,6 +382,8 @@ static int parse_command_line(int argc, char **argv, params_request *req)
         {"fill", required_argument, NULL, OPTION_FILL},
         CLI_STABLE_LONG_OPTIONS,
         CLI_TIMING_LONG_OPTIONS,
+        {"spectral", no_argument, NULL, CLI_SPECTRAL_OPTION_SPECTRAL},
+        CLI_SPECTRAL_LONG_OPTIONS,
         {"important-fraction", required_argument, NULL,
          PARAMS_OPTION_IMPORTANT_FRACTION},
         {"gap", required_argument, NULL, PARAMS_OPTION_GAP},
@@ -360,12 +393,21 @@ static int parse_command_line(int argc, char **argv, params_request *req)
 
     req->sizing.block_bits = CLI_DEFAULT_BLOCK_BITS;
     cli_stable_defaults(&req->stable);
+    cli_spectral_defaults(&req->spectral);
     int status = cli_parse_options(PROGRAM, argc, argv, options, print_usage,
                                    parse_option, req);
     if (status >= 0)
         return status;
     if (optind < argc)
         return cli_report_unexpected_operand(PROGRAM, argv[optind]);
+    if (req->spectral_requested)
+        return params_check_spectral_request(req);
+    const char *spectral_option, *spectral_value;
+    if (cli_spectral_option_given(&req->spectral, &spectral_option,
+                                  &spectral_value)) {
+        cli_error(PROGRAM, "%s requires --spectral", spectral_option);
+        return CLI_EXIT_USAGE;
+    }
     if (params_timing_requested(req))
         return params_check_timing_request(req);
     if (req->stable.stable) {
@@ -538,6 +580,8 @@ int ebb_cli_params(int argc, char **argv)
     int status = parse_command_line(argc, argv, &req);
     if (status >= 0)
         return status;
+    if (req.spectral_requested)
+        return params_spectral(&req);
     if (params_timing_requested(&req))
         return params_timing(&req);
     if (req.stable.stable)

@@ -8,11 +8,14 @@
  *                    negatives by gap)
  *   params_timing.c  timing filters (--timing: the Block Timing Bloom
  *                    filter's shape and analytic false-positive rate)
+ *   params_spectral.c  spectral filters (--spectral: the counting filter
+ *                    of `ebb count`, its shape and expected error ratio)
  */
 #ifndef EBB_CLI_PARAMS_H
 #define EBB_CLI_PARAMS_H
 
 #include "options.h"
+#include "spectral_options.h"
 #include "stable_options.h"
 #include "timing_options.h"
 
@@ -48,6 +51,10 @@ typedef struct params_request {
 
     /* --timing, --bits-per-item; --k and --memory go to timing then. */
     cli_timing_options timing;
+
+    /* --spectral and its options; --k and --memory go to it then. */
+    bool spectral_requested;
+    cli_spectral_options spectral;
 } params_request;
 
 /* Prints the sizing of a time window (params_time.c). Returns the exit
@@ -75,6 +82,15 @@ int params_check_timing_request(params_request *req);
 
 /* Prints the timing filter (params_timing.c). Returns the exit status. */
 int params_timing(const params_request *req);
+
+/* Hands --k and --memory to the spectral options and checks the
+ * combinations of `ebb params --spectral`. Returns -1 to go on, otherwise
+ * the exit status. */
+int params_check_spectral_request(params_request *req);
+
+/* Prints the spectral filter (params_spectral.c). Returns the exit
+ * status. */
+int params_spectral(const params_request *req);
 
 /* getopt_long values of params_stable.c's options. */
 enum {

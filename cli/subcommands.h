@@ -8,6 +8,7 @@
 
 int ebb_cli_dedup(int argc, char **argv);  /* dedup.c  */
 int ebb_cli_recent(int argc, char **argv); /* recent.c */
+int ebb_cli_count(int argc, char **argv);  /* count.c  */
 int ebb_cli_params(int argc, char **argv); /* params.c */
 int ebb_cli_bench(int argc, char **argv);  /* bench.c  */
 

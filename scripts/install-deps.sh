@@ -15,11 +15,14 @@ required_packages=(
     libxxhash-dev      # XXH3, the one hash of the library
     libcmocka-dev      # unit tests
     libbloom-dev       # benchmark baseline
+    libglib2.0-dev     # benchmark: GHashTable, the spectral filters' exact count
+    time               # bench/count-bench.sh: /usr/bin/time -v (peak memory)
     clang              # second compiler, sanitizer and fuzz builds
     libclang-rt-14-dev # clang 14's libFuzzer, ASan and UBSan runtimes
     redis-server       # the Redis module's integration tests and benchmark
     redis-tools        # redis-cli, redis-benchmark
     gnuplot-nox        # make experiments: the plots
+    fortunes           # make experiments: spectral Fig. 7's real word counts
     groff-base         # groff: tests/cli/manpage.sh renders man/ebb.1 with -ww
     man-db             # lexgrog (the page's NAME line) and `man -l`
     jq                 # tests/cli/timing.sh parses the JSON output

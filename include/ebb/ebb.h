@@ -67,6 +67,7 @@ typedef enum ebb_status {
     EBB_ECHECKSUM = 9,  /* snapshot bytes do not match their checksum       */
     EBB_ECORRUPT = 10,  /* snapshot fields are inconsistent or out of range */
     EBB_ELIMIT = 11,    /* the operation would pass a configured memory limit */
+    EBB_EUNDERFLOW = 12, /* a removal would take a count below zero          */
     EBB_ESTATUS_COUNT_ /* not a status: the number of codes above           */
 } ebb_status;
 

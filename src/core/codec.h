@@ -33,7 +33,8 @@ enum ebb_family_id {
     EBB_FAMILY_APBBF = 2, /* the same with blocked slices                 */
     EBB_FAMILY_TLBF = 3,  /* Time-limited Bloom Filter                    */
     EBB_FAMILY_STABLE = 4, /* Stable and importance-aware Bloom filters   */
-    EBB_FAMILY_TIMING = 5  /* Timing and Block Timing Bloom filters       */
+    EBB_FAMILY_TIMING = 5, /* Timing and Block Timing Bloom filters       */
+    EBB_FAMILY_SPECTRAL = 6 /* Spectral Bloom filters (counts)            */
 };
 
 typedef struct ebb_writer {

@@ -15,6 +15,7 @@ static const char *const messages[EBB_ESTATUS_COUNT_] = {
     [EBB_ECHECKSUM] = "snapshot checksum mismatch",
     [EBB_ECORRUPT] = "snapshot is corrupt (inconsistent fields)",
     [EBB_ELIMIT] = "the configured memory limit would be exceeded",
+    [EBB_EUNDERFLOW] = "a removal would take a count below zero",
 };
 
 const char *ebb_strerror(ebb_status status)

@@ -4,7 +4,8 @@
  *
  * Every input goes to each decoder (ebb_apbf_load for families 1 and 2,
  * ebb_tlbf_load for family 3, ebb_stable_load for family 4,
- * ebb_timing_load for family 5). For each, this
+ * ebb_timing_load for family 5, ebb_spectral_load for family 6). For
+ * each, this
  * checks, aborting on the first violation:
  *   1. the status agrees with the frame rules of docs/format.md (steps 1 to
  *      6 of "Decoding order and errors" are fully determined by the frame,
@@ -34,6 +35,7 @@
 #include <xxhash.h>
 
 #include "ebb/ebb.h"
+#include "ebb/spectral.h"
 #include "ebb/stable.h"
 #include "ebb/timing.h"
 #include "fuzz_target.h"
@@ -51,7 +53,8 @@ enum {
     FAMILY_APBF_BLOCKED = 2,
     FAMILY_TLBF = 3,
     FAMILY_STABLE = 4,
-    FAMILY_TIMING = 5
+    FAMILY_TIMING = 5,
+    FAMILY_SPECTRAL = 6
 };
 
 /* One decoder and the operations the properties need, on an opaque filter. */
@@ -387,6 +390,52 @@ static void timing_add_and_query(void *f)
             stats.in_block < params->block && stats.current <= shape.t_omega);
 }
 
+static ebb_status spectral_load(const void *buf, size_t len, void **out)
+{
+    ebb_spectral *filter = NULL;
+    ebb_status status = ebb_spectral_load(buf, len, &filter);
+    if (status == EBB_OK)
+        *out = filter;
+    return status;
+}
+static size_t spectral_size(const void *f)
+{
+    return ebb_spectral_snapshot_size(f);
+}
+static ebb_status spectral_save(const void *f, void *buf, size_t cap,
+                                size_t *w)
+{
+    return ebb_spectral_save(f, buf, cap, w);
+}
+static void spectral_destroy(void *f) { ebb_spectral_destroy(f); }
+static size_t spectral_memory(const void *f) { return ebb_spectral_memory(f); }
+static size_t spectral_stats_memory(const void *f)
+{
+    ebb_spectral_stats stats;
+    ebb_spectral_get_stats(f, &stats);
+    return stats.memory_bytes;
+}
+
+/* An add is never below itself: the estimate after adding 2 is at least
+ * 2 (or SATURATED) for every method but trapping RM (its traps may take
+ * counters below a count: docs/spectral.md); MS takes the 2 back (its
+ * counters hold at least 2 at each position, or are saturated). */
+static void spectral_add_and_query(void *f)
+{
+    const ebb_spectral_params *params = ebb_spectral_get_params(f);
+    for (size_t i = 0; i < PROBE_KEYS; i++) {
+        size_t len = strlen(probe_keys[i]);
+        require(ebb_spectral_add(f, probe_keys[i], len, 2) == EBB_OK);
+        require(params->trap_slots > 0 ||
+                ebb_spectral_estimate(f, probe_keys[i], len) >= 2);
+        if (params->method == EBB_SPECTRAL_MS)
+            require(ebb_spectral_remove(f, probe_keys[i], len, 2) == EBB_OK);
+    }
+    ebb_spectral_stats stats;
+    ebb_spectral_get_stats(f, &stats);
+    require(stats.nonzero <= params->counters);
+}
+
 static const decoder decoders[] = {
     {FAMILY_APBF, FAMILY_APBF_BLOCKED, apbf_load, apbf_size, apbf_save,
      apbf_destroy, apbf_add_and_query, apbf_memory, apbf_stats_memory},
@@ -396,6 +445,9 @@ static const decoder decoders[] = {
      stable_destroy, stable_add_and_query, stable_memory, stable_stats_memory},
     {FAMILY_TIMING, FAMILY_TIMING, timing_load, timing_size, timing_save,
      timing_destroy, timing_add_and_query, timing_memory, timing_stats_memory},
+    {FAMILY_SPECTRAL, FAMILY_SPECTRAL, spectral_load, spectral_size,
+     spectral_save, spectral_destroy, spectral_add_and_query, spectral_memory,
+     spectral_stats_memory},
 };
 
 /* ---- properties of a loaded filter ------------------------------------ */

@@ -13,7 +13,9 @@
  * 4): each variant, both draws, an empty one, refusals and clamps, and
  * shapes whose decrements use the scratch set (P > 16, P > m / 2); and
  * timing filters (family 5): fresh, the TBF (B = 1), blocks with T_+
- * wrapped, w not a multiple of B, each stream model.
+ * wrapped, w not a multiple of B, each stream model; and spectral filters
+ * (family 6): MS empty and saturated with removals, MI with straddling
+ * counters, RM with its marker, without it, and with traps.
  * Everything is deterministic (fixed seeds and keys), so running it again
  * must reproduce the committed files byte for byte: the fuzz_corpus_current
  * test checks exactly that, which also pins the snapshot encoding (a change
@@ -29,6 +31,7 @@
 #include <string.h>
 
 #include "ebb/ebb.h"
+#include "ebb/spectral.h"
 #include "ebb/stable.h"
 #include "ebb/timing.h"
 
@@ -344,6 +347,69 @@ static bool write_timing_seed(const char *dir, const timing_seed *seed)
     return write_snapshot(dir, seed->name, bytes, size);
 }
 
+/* A spectral filter seed: the shape, `adds` adds of counts 1..4 over 40
+ * keys, then `removes` removals of 1 (refusals included). */
+typedef struct spectral_seed {
+    const char *name;
+    uint64_t counters;
+    uint32_t bits, k;
+    ebb_spectral_method method;
+    bool marker;
+    uint64_t traps;
+    uint32_t adds, removes;
+} spectral_seed;
+
+static const spectral_seed spectral_seeds[] = {
+    {"spectral-ms-empty", 64, 8, 3, EBB_SPECTRAL_MS, false, 0, 0, 0},
+    {"spectral-ms-saturated", 50, 3, 4, EBB_SPECTRAL_MS, false, 0, 200, 30},
+    {"spectral-mi-straddling", 70, 7, 3, EBB_SPECTRAL_MI, false, 0, 300, 0},
+    {"spectral-rm-marker", 90, 6, 3, EBB_SPECTRAL_RM, true, 0, 200, 20},
+    {"spectral-rm-plain", 90, 6, 3, EBB_SPECTRAL_RM, false, 0, 200, 20},
+    {"spectral-rm-traps", 120, 8, 3, EBB_SPECTRAL_RM, true, 16, 300, 20},
+};
+
+static bool build_spectral(const spectral_seed *seed, ebb_spectral **out)
+{
+    ebb_spectral_params params;
+    if (ebb_spectral_params_init(seed->counters, seed->bits, seed->k,
+                                 seed->method, &params) != EBB_OK)
+        return false;
+    if (!seed->marker)
+        params.marker_bits = 0;
+    params.trap_slots = seed->traps;
+    params.seed = 17;
+    if (ebb_spectral_create(&params, out) != EBB_OK)
+        return false;
+    char key[16];
+    for (uint32_t i = 0; i < seed->adds; i++) {
+        int len = snprintf(key, sizeof key, "k%u", i % 40);
+        ebb_spectral_add(*out, key, (size_t)len, 1 + i % 4);
+    }
+    for (uint32_t i = 0; i < seed->removes; i++) {
+        int len = snprintf(key, sizeof key, "k%u", (i * 7) % 40);
+        ebb_spectral_remove(*out, key, (size_t)len, 1);
+    }
+    return true;
+}
+
+static bool write_spectral_seed(const char *dir, const spectral_seed *seed)
+{
+    ebb_spectral *filter = NULL;
+    if (!build_spectral(seed, &filter)) {
+        fprintf(stderr, "make_corpus: cannot build %s\n", seed->name);
+        return false;
+    }
+    size_t size = ebb_spectral_snapshot_size(filter);
+    unsigned char *bytes = malloc(size);
+    if (bytes != NULL &&
+        ebb_spectral_save(filter, bytes, size, NULL) != EBB_OK) {
+        free(bytes);
+        bytes = NULL;
+    }
+    ebb_spectral_destroy(filter);
+    return write_snapshot(dir, seed->name, bytes, size);
+}
+
 int main(int argc, char **argv)
 {
     if (argc != 2) {
@@ -367,6 +433,12 @@ int main(int argc, char **argv)
     }
     for (size_t i = 0; i < sizeof timing_seeds / sizeof timing_seeds[0]; i++) {
         if (!write_timing_seed(argv[1], &timing_seeds[i])) {
+            return 1;
+        }
+    }
+    for (size_t i = 0; i < sizeof spectral_seeds / sizeof spectral_seeds[0];
+         i++) {
+        if (!write_spectral_seed(argv[1], &spectral_seeds[i])) {
             return 1;
         }
     }

@@ -1,0 +1,147 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * merge.c: union (section 2.2) and join (section 5.3) of two compatible
+ * spectral filters, counter by counter.
+ *
+ * Union adds: dest_i += weight * src_i, saturating at max (each clipped
+ * counter counted). Counters are sums of the keys' counts on them under
+ * MS, so the sum is exactly the filter built from both streams (the
+ * statistics add too). Under MI each counter is at least the largest
+ * count among its keys, in each filter, so the sum is at least the
+ * combined count: one-sided, only less tight. Union by cell-wise maximum
+ * would not be (2 + 3 would merge to 3). RM: the primaries add; the
+ * secondaries add and the markers OR only when the caller promises that
+ * the two streams share no key (EBB_SPECTRAL_MERGE_PARTITIONED), because
+ * a key recurring in both would have secondary counts from each side that
+ * miss the other side's occurrences; without the promise the secondary,
+ * marker and traps are cleared (spectral_rm_forget), so RM answers from
+ * the primary, as MS, until keys recur. Traps name counters of a primary
+ * that the merge changes: always cleared.
+ *
+ * Join multiplies: dest_i = dest_i src_i. A key's counters are at least
+ * f_x in each filter, so their product is at least f_x(dest) f_x(src)
+ * (the Spectral Bloomjoin's estimate of the join size per key). A
+ * saturated counter times a non-zero one stays saturated, times 0 is 0
+ * (the key is absent from the other side). The statistics are dest's,
+ * clips added; RM's secondary, marker and traps are cleared.
+ *
+ * Both refuse (EBB_EINVAL) incompatible filters, weight 0 and unknown
+ * flags before anything is written: neither filter changes.
+ */
+#include "core/bits.h"
+#include "spectral/spectral_internal.h"
+
+static bool compatible(const ebb_spectral_params *a,
+                       const ebb_spectral_params *b)
+{
+    return a->counters == b->counters && a->counter_bits == b->counter_bits &&
+           a->k == b->k && a->method == b->method &&
+           a->secondary == b->secondary && a->marker_bits == b->marker_bits &&
+           a->trap_slots == b->trap_slots && a->range == b->range &&
+           a->seed == b->seed;
+}
+
+/* dest += weight * src over a part; returns the clips. */
+static uint64_t add_cells(ebb_cells *dest, const ebb_cells *src,
+                          uint64_t weight)
+{
+    uint64_t clipped = 0;
+    for (uint64_t i = 0; i < dest->count; i++) {
+        uint32_t s = ebb_cells_get(src, i);
+        if (s == 0)
+            continue;
+        uint32_t d = ebb_cells_get(dest, i);
+        uint32_t room = dest->max - d;
+        if (weight > room / s) {
+            clipped++;
+            ebb_cells_set(dest, i, dest->max);
+        } else {
+            ebb_cells_set(dest, i, d + (uint32_t)(weight * s));
+        }
+    }
+    return clipped;
+}
+
+/* dest *= src over a part; returns the clips. */
+static uint64_t multiply_cells(ebb_cells *dest, const ebb_cells *src)
+{
+    uint64_t clipped = 0;
+    for (uint64_t i = 0; i < dest->count; i++) {
+        uint32_t d = ebb_cells_get(dest, i);
+        if (d == 0)
+            continue;
+        uint32_t s = ebb_cells_get(src, i);
+        uint64_t product = (uint64_t)d * s;
+        bool clip = product > dest->max || (d == dest->max && s != 0);
+        clipped += clip;
+        ebb_cells_set(dest, i, clip ? dest->max : (uint32_t)product);
+    }
+    return clipped;
+}
+
+/* Marker bits: dest |= src, word by word (1-bit cells, tails clear). */
+static void or_cells(ebb_cells *dest, const ebb_cells *src)
+{
+    for (uint64_t w = 0; w < dest->word_count; w++)
+        dest->words[w] |= src->words[w];
+}
+
+static uint64_t scaled(uint64_t v, uint64_t weight)
+{
+    return v != 0 && weight > UINT64_MAX / v ? UINT64_MAX : v * weight;
+}
+
+/* The statistics of a union: dest's plus weight times src's. */
+static void add_stats(ebb_spectral *dest, const ebb_spectral *src,
+                      uint64_t weight)
+{
+    ebb_spectral_stats *d = &dest->stats;
+    const ebb_spectral_stats *s = &src->stats;
+    d->added = ebb_saturating_add(d->added, scaled(s->added, weight));
+    d->removed = ebb_saturating_add(d->removed, scaled(s->removed, weight));
+    d->refused_removals = ebb_saturating_add(d->refused_removals,
+                                             s->refused_removals);
+    d->saturations = ebb_saturating_add(d->saturations, s->saturations);
+    d->moved = ebb_saturating_add(d->moved, s->moved);
+    dest->net = ebb_saturating_add(dest->net, scaled(src->net, weight));
+}
+
+ebb_status ebb_spectral_merge(ebb_spectral *dest, const ebb_spectral *src,
+                              uint64_t weight, unsigned flags)
+{
+    if (dest == NULL || src == NULL || weight == 0 ||
+        (flags & ~EBB_SPECTRAL_MERGE_PARTITIONED) != 0 ||
+        !compatible(&dest->params, &src->params))
+        return EBB_EINVAL;
+    bool rm = dest->params.method == EBB_SPECTRAL_RM;
+    bool partitioned = (flags & EBB_SPECTRAL_MERGE_PARTITIONED) != 0;
+    /* src may be dest: add_stats reads each field before it writes it,
+     * add_cells each counter. */
+    add_stats(dest, src, weight);
+    uint64_t clipped = add_cells(&dest->primary, &src->primary, weight);
+    if (rm && partitioned) {
+        clipped += add_cells(&dest->secondary, &src->secondary, weight);
+        if (dest->marker.words != NULL)
+            or_cells(&dest->marker, &src->marker);
+        if (dest->traps != NULL)
+            spectral_clear_traps(dest);
+    } else if (rm) {
+        spectral_rm_forget(dest);
+    }
+    dest->stats.saturations =
+        ebb_saturating_add(dest->stats.saturations, clipped);
+    return EBB_OK;
+}
+
+ebb_status ebb_spectral_join(ebb_spectral *dest, const ebb_spectral *src)
+{
+    if (dest == NULL || src == NULL ||
+        !compatible(&dest->params, &src->params))
+        return EBB_EINVAL;
+    uint64_t clipped = multiply_cells(&dest->primary, &src->primary);
+    if (dest->params.method == EBB_SPECTRAL_RM)
+        spectral_rm_forget(dest);
+    dest->stats.saturations =
+        ebb_saturating_add(dest->stats.saturations, clipped);
+    return EBB_OK;
+}

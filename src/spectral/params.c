@@ -1,0 +1,172 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * params.c: the shape of a spectral filter: defaults, checks, sizing from
+ * (distinct keys, error ratio), the Bloom error and the memory it takes.
+ *
+ * Sizing. For n distinct keys, m counters and k positions, Minimum
+ * Selection errs on a key when every one of its counters is shared:
+ *   E_b(m, k) = (1 - (1 - 1/m)^(k n))^k
+ * computed as exp(k log(-expm1(k n log1p(-1/m)))) so that tiny ratios
+ * (1e-12) and huge m keep their digits. For a fixed k, E_b falls as m
+ * grows, so min over k = 1..32 of E_b(m, k) does too, and the smallest m
+ * whose best E_b is at most the target is found by bisection over
+ * 1 .. EBB_SPECTRAL_MAX_COUNTERS (at most 41 steps of 32 evaluations).
+ * Of several k with the same E_b the smallest is kept (fewer counters to
+ * touch). RM takes that m as the total of its primary and secondary (the
+ * paper's experiments give every method the same memory), split as
+ * ebb_spectral_params_init does; MI and RM then measure below MS's
+ * ratio, which is the bound promised.
+ */
+#include <math.h>
+
+#include "core/bits.h"
+#include "core/cells.h"
+#include "spectral/spectral_internal.h"
+
+ebb_status ebb_spectral_params_init(uint64_t counters, uint32_t counter_bits,
+                                    uint32_t k, ebb_spectral_method method,
+                                    ebb_spectral_params *out)
+{
+    if (out == NULL || (uint32_t)method > EBB_SPECTRAL_RM)
+        return EBB_EINVAL;
+    ebb_spectral_params p = {
+        .counters = counters,
+        .counter_bits = counter_bits,
+        .k = k,
+        .method = method,
+    };
+    if (method == EBB_SPECTRAL_RM) {
+        if (counters < 3)
+            return EBB_EINVAL;
+        /* m_p + m_p / 2 = m (Table 1): m_p = ceil(2m / 3), computed
+         * without overflowing 2m. */
+        uint64_t third = counters / 3, rest = counters % 3;
+        p.counters = 2 * third + (rest == 0 ? 0 : rest == 1 ? 1 : 2);
+        p.secondary = counters - p.counters;
+        p.marker_bits = p.counters;
+    }
+    if (ebb_spectral_params_check(&p) != EBB_OK)
+        return EBB_EINVAL;
+    *out = p;
+    return EBB_OK;
+}
+
+static bool part_valid(uint64_t count)
+{
+    return count >= 1 && count <= EBB_SPECTRAL_MAX_COUNTERS;
+}
+
+ebb_status ebb_spectral_params_check(const ebb_spectral_params *p)
+{
+    if (p == NULL || !part_valid(p->counters) || p->counter_bits < 1 ||
+        p->counter_bits > EBB_SPECTRAL_MAX_COUNTER_BITS || p->k < 1 ||
+        p->k > EBB_SPECTRAL_MAX_K || p->range > EBB_SPECTRAL_MAX_RANGE)
+        return EBB_EINVAL;
+    switch (p->method) {
+    case EBB_SPECTRAL_MS:
+    case EBB_SPECTRAL_MI:
+        return p->secondary == 0 && p->marker_bits == 0 &&
+                       p->trap_slots == 0
+                   ? EBB_OK
+                   : EBB_EINVAL;
+    case EBB_SPECTRAL_RM:
+        /* A trapped counter is a primary counter, trapped at most once. */
+        return part_valid(p->secondary) &&
+                       p->marker_bits <= EBB_SPECTRAL_MAX_COUNTERS &&
+                       p->trap_slots <= p->counters
+                   ? EBB_OK
+                   : EBB_EINVAL;
+    }
+    return EBB_EINVAL;
+}
+
+/* E_b for m counters, k positions, n distinct keys. */
+static double bloom_error(double m, double k, double n)
+{
+    if (n == 0)
+        return 0.0;
+    double covered = -expm1(k * n * log1p(-1.0 / m)); /* m = 1: 1 */
+    return exp(k * log(covered));
+}
+
+/* The smallest E_b over k = 1..32 at m, and its k. */
+static double best_error(uint64_t m, uint64_t n, uint32_t *best_k)
+{
+    double best = 2.0;
+    for (uint32_t k = 1; k <= EBB_SPECTRAL_MAX_K; k++) {
+        double e = bloom_error((double)m, (double)k, (double)n);
+        if (e < best) {
+            best = e;
+            *best_k = k;
+        }
+    }
+    return best;
+}
+
+ebb_status ebb_spectral_choose(uint64_t distinct, double error_ratio,
+                               ebb_spectral_method method,
+                               ebb_spectral_params *out)
+{
+    uint32_t k = 1;
+    if (out == NULL || distinct == 0 || !(error_ratio > 0.0) ||
+        !(error_ratio < 1.0) || (uint32_t)method > EBB_SPECTRAL_RM)
+        return EBB_EINVAL;
+    if (best_error(EBB_SPECTRAL_MAX_COUNTERS, distinct, &k) > error_ratio)
+        return EBB_EINVAL;
+    uint64_t lo = 1, hi = EBB_SPECTRAL_MAX_COUNTERS; /* hi always fits */
+    while (lo < hi) {
+        uint64_t mid = lo + (hi - lo) / 2;
+        if (best_error(mid, distinct, &k) <= error_ratio)
+            hi = mid;
+        else
+            lo = mid + 1;
+    }
+    best_error(hi, distinct, &k);
+    uint64_t m = hi;
+    if (method == EBB_SPECTRAL_RM && m < 3)
+        m = 3;
+    return ebb_spectral_params_init(m, EBB_SPECTRAL_MAX_COUNTER_BITS, k,
+                                    method, out);
+}
+
+double ebb_spectral_error_ratio(const ebb_spectral_params *params,
+                                uint64_t distinct)
+{
+    if (ebb_spectral_params_check(params) != EBB_OK)
+        return NAN;
+    return bloom_error((double)params->counters, (double)params->k,
+                       (double)distinct);
+}
+
+double ebb_spectral_gamma(const ebb_spectral_params *params,
+                          uint64_t distinct)
+{
+    if (ebb_spectral_params_check(params) != EBB_OK)
+        return NAN;
+    return (double)distinct * (double)params->k / (double)params->counters;
+}
+
+/* Bytes of a part's words, or 0 when it does not fit (overflow). */
+static uint64_t part_bytes(uint64_t count, uint32_t width)
+{
+    if (count == 0)
+        return 0;
+    uint64_t words = ebb_cells_word_count(count, width);
+    return words > UINT64_MAX / 8u ? UINT64_MAX : words * 8u;
+}
+
+uint64_t ebb_spectral_memory_for(const ebb_spectral_params *p)
+{
+    if (ebb_spectral_params_check(p) != EBB_OK)
+        return 0;
+    uint64_t total = sizeof(struct ebb_spectral);
+    total = ebb_saturating_add(total,
+                               part_bytes(p->counters, p->counter_bits));
+    total = ebb_saturating_add(total,
+                               part_bytes(p->secondary, p->counter_bits));
+    total = ebb_saturating_add(total, part_bytes(p->marker_bits, 1));
+    uint64_t traps = p->trap_slots > UINT64_MAX / sizeof(spectral_trap)
+                         ? UINT64_MAX
+                         : p->trap_slots * sizeof(spectral_trap);
+    return ebb_saturating_add(total, traps);
+}
