@@ -20,9 +20,16 @@
  *       ebb_spectral_remove_unsafe, which exists for the experiments.
  *   RM  Recurring Minimum (section 3.3): a primary filter updated as MS and
  *       a smaller secondary filter for the keys whose primary minimum is
- *       single (a likely Bloom error); with the marker Bloom filter B_f by
- *       default, and optionally the trapping refinement (Fig. 2).
- *       docs/spectral.md says which of them is one-sided and why.
+ *       single (a likely Bloom error). Which keys were moved is kept by a
+ *       marker: by default an exact one (the moved keys' 64-bit
+ *       fingerprints in a fixed table), which makes RM provably one-sided;
+ *       the paper's marker Bloom filter B_f and its plain RM (no marker)
+ *       are options, and answer below the truth when the marker gives a
+ *       false positive after a key's first add (measured in
+ *       docs/spectral.md). Optionally the trapping refinement (Fig. 2),
+ *       which is not one-sided. At equal memory RM's error ratio is about
+ *       MS's and its additive error about half (docs/results/spectral.md:
+ *       the paper's 18x of Table 1 does not reproduce).
  *
  * Counters are packed fixed-width cells of 1..32 bits (src/core/cells.h).
  * A counter that would pass 2^bits - 1 saturates there, sticks (a
@@ -71,6 +78,21 @@ typedef enum ebb_spectral_method {
     EBB_SPECTRAL_RM = 2  /* Recurring Minimum with a secondary filter      */
 } ebb_spectral_method;
 
+/* How RM remembers which keys it moved to the secondary filter. */
+typedef enum ebb_spectral_marker {
+    /* A fixed open-addressing table of marker_size 64-bit fingerprints of
+     * the moved keys: a key is directed to the secondary iff it was moved
+     * (up to a 2^-64 fingerprint collision), so RM never answers below
+     * the truth. Full table: a key that would move stays in the primary
+     * (its MS answer, one-sided), counted in stats.moves_refused. */
+    EBB_SPECTRAL_MARKER_EXACT = 0,
+    /* The paper's marker Bloom filter B_f: marker_size bits, k probes. */
+    EBB_SPECTRAL_MARKER_BLOOM = 1,
+    /* No marker (the paper's plain RM): a key is directed when its
+     * secondary minimum is above 0. marker_size = 0. */
+    EBB_SPECTRAL_MARKER_NONE = 2
+} ebb_spectral_marker;
+
 /* The shape of a filter. Fill it with ebb_spectral_params_init or
  * ebb_spectral_choose, then change fields if needed. Two filters are
  * compatible (union, join) when every field is equal. */
@@ -81,8 +103,10 @@ typedef struct ebb_spectral_params {
     ebb_spectral_method method;
     /* RM only (0 for MS and MI): */
     uint64_t secondary;      /* m_s: counters of the secondary filter, >= 1 */
-    uint64_t marker_bits;    /* bits of the marker filter B_f (k probes);
-                                0: no marker (the paper's plain RM)         */
+    uint32_t secondary_k;    /* counters per key in the secondary, 1..MAX_K */
+    ebb_spectral_marker marker;
+    uint64_t marker_size;    /* EXACT: fingerprint slots; BLOOM: bits (k
+                                probes); NONE: 0                            */
     uint64_t trap_slots;     /* trapping RM (Fig. 2): capacity of the table
                                 L from trapped counter to key; 0: no traps  */
     /* Range trees (section 5.5): 0, or integer keys in 0..range - 1 are
@@ -94,9 +118,12 @@ typedef struct ebb_spectral_params {
 
 /* Fills *out: `counters` counters of `counter_bits` bits in all, k, the
  * method, range 0, seed 0. For RM the counters are split as the paper's
- * experiments do (primary and secondary together m; secondary m_s = m_p /
- * 2 as in Table 1, so m_p = ceil(2m/3)) and the marker gets m_p bits.
- * EBB_EINVAL for values outside the limits or m < 3 under RM. */
+ * experiments do, primary and secondary together m, with the split that
+ * measured best (docs/spectral.md): secondary m_s = ceil(m / 10),
+ * secondary_k = min(2, k), and an EXACT marker of ceil(m_s / 2) slots
+ * (the keys a secondary of m_s counters holds at gamma_s ~ 1 with k_s =
+ * 2), which the memory counts beside the counters. EBB_EINVAL for values
+ * outside the limits or m < 2 under RM. */
 ebb_status ebb_spectral_params_init(uint64_t counters, uint32_t counter_bits,
                                     uint32_t k, ebb_spectral_method method,
                                     ebb_spectral_params *out);
@@ -107,11 +134,13 @@ ebb_status ebb_spectral_params_check(const ebb_spectral_params *params);
 /* Sizing from the number of distinct keys n and a target error ratio (the
  * fraction of keys whose estimate is above the truth): the smallest m,
  * with its best k, whose Minimum Selection error E_b = (1 - (1 - 1/m)^(kn))
- * ^k is at most error_ratio, 32-bit counters; for RM that m is the total
- * (split as ebb_spectral_params_init does, the marker extra). MI and RM
- * are measured below MS's ratio (docs/results/spectral.md); the bound
- * promised is MS's. EBB_EINVAL for n = 0, error_ratio outside (0, 1), or
- * no m within the limits. */
+ * ^k is at most error_ratio, 32-bit counters. For RM that m is the
+ * primary's, and the secondary (ceil(m / 9), so a tenth of the two) and
+ * its exact marker come on top: RM with an exact marker errs only where
+ * MS on its primary errs, so the bound holds for it too, at about 1.1x
+ * the memory. MI is measured below MS's ratio (docs/results/spectral.md);
+ * the bound promised is MS's. EBB_EINVAL for n = 0, error_ratio outside
+ * (0, 1), or no m within the limits. */
 ebb_status ebb_spectral_choose(uint64_t distinct, double error_ratio,
                                ebb_spectral_method method,
                                ebb_spectral_params *out);
@@ -221,7 +250,9 @@ ebb_status ebb_spectral_aggregate_keys(const ebb_spectral *filter,
  * never answers below the truth (MI only loses tightness). RM: primaries
  * add; with EBB_SPECTRAL_MERGE_PARTITIONED (the caller promises that each
  * key occurred in at most one of the two, e.g. keys sharded by hash) the
- * secondaries add and the markers OR, keeping RM's accuracy; without it
+ * secondaries add and the markers unite (Bloom: OR; exact: src's
+ * fingerprints inserted, EBB_ELIMIT with neither changed when dest's
+ * table cannot hold them), keeping RM's accuracy; without it
  * the secondary, marker and traps are cleared, so estimates fall back to
  * the primary's minimum (one-sided) until keys recur. Traps are always
  * cleared. weight >= 1. */
@@ -292,6 +323,7 @@ typedef struct ebb_spectral_stats {
     uint64_t saturations;      /* counter updates clipped at the maximum   */
     uint64_t nonzero;          /* (primary) counters above 0 (O(m) count)  */
     uint64_t moved;            /* RM: keys sent to the secondary filter    */
+    uint64_t moves_refused;    /* RM, exact marker: moves refused, full    */
     uint64_t traps_set;        /* trapping RM: traps set                   */
     uint64_t traps_sprung;     /* trapping RM: traps triggered             */
     uint64_t traps_full;       /* trapping RM: traps not set, table full   */
