@@ -338,7 +338,8 @@ static bool same_shape(const ebb_spectral_params *a,
 {
     return a->counters == b->counters && a->counter_bits == b->counter_bits &&
            a->k == b->k && a->method == b->method &&
-           a->secondary == b->secondary && a->marker_bits == b->marker_bits &&
+           a->secondary == b->secondary && a->secondary_k == b->secondary_k &&
+           a->marker == b->marker && a->marker_size == b->marker_size &&
            a->trap_slots == b->trap_slots && a->range == b->range;
 }
 
@@ -567,7 +568,10 @@ static void print_stats(const count_run *run)
             "nonzero counters: %" PRIu64 "\n",
             s.added, s.removed, s.refused_removals, s.saturations, s.nonzero);
     if (params->method == EBB_SPECTRAL_RM)
-        fprintf(stderr, "moved to secondary: %" PRIu64 "\n", s.moved);
+        fprintf(stderr,
+                "moved to secondary: %" PRIu64 "\n"
+                "moves refused (marker full): %" PRIu64 "\n",
+                s.moved, s.moves_refused);
     if (run->opts->exact_check)
         print_exact_check(run);
 }

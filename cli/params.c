@@ -206,8 +206,8 @@ static void print_usage(FILE *out)
             "                 padding, t_omega, sweep_per_add, memory_bytes,\n"
             "                 bits_per_item, fp; with --spectral the keys\n"
             "                 method, counters, counter_bits, k, secondary,\n"
-            "                 marker_bits, memory_bytes, distinct, gamma,\n"
-            "                 error_ratio\n"
+            "                 secondary_k, marker, marker_size, memory_bytes,\n"
+            "                 distinct, gamma, error_ratio\n"
             "  -h, --help     show this help\n",
             EBB_STABLE_MAX_CELL_BITS, EBB_TIMING_MAX_K,
             CLI_SPECTRAL_DEFAULT_DISTINCT, CLI_SPECTRAL_DEFAULT_ERROR,

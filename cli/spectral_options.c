@@ -285,6 +285,33 @@ void cli_spectral_describe(const ebb_spectral_params *params, char *out,
              params->counters, params->counter_bits, params->k);
 }
 
+const char *cli_spectral_marker_name(ebb_spectral_marker marker)
+{
+    switch (marker) {
+    case EBB_SPECTRAL_MARKER_EXACT:
+        return "exact";
+    case EBB_SPECTRAL_MARKER_BLOOM:
+        return "bloom";
+    case EBB_SPECTRAL_MARKER_NONE:
+        return "none";
+    }
+    return "?";
+}
+
+/* "exact, N slots", "bloom, N bits" or "none". */
+static const char *cli_spectral_marker_text(const ebb_spectral_params *params,
+                                            char *text, size_t size)
+{
+    const char *name = cli_spectral_marker_name(params->marker);
+    if (params->marker == EBB_SPECTRAL_MARKER_NONE)
+        snprintf(text, size, "%s", name);
+    else
+        snprintf(text, size, "%s, %" PRIu64 " %s", name, params->marker_size,
+                 params->marker == EBB_SPECTRAL_MARKER_EXACT ? "slots"
+                                                             : "bits");
+    return text;
+}
+
 static void print_field(FILE *out, int width, const char *name,
                         const char *value)
 {
@@ -306,8 +333,10 @@ void cli_spectral_print_shape(FILE *out, const ebb_spectral_params *params,
     if (params->method == EBB_SPECTRAL_RM) {
         snprintf(text, sizeof text, "%" PRIu64, params->secondary);
         print_field(out, width, "secondary counters", text);
-        snprintf(text, sizeof text, "%" PRIu64, params->marker_bits);
-        print_field(out, width, "marker bits", text);
+        snprintf(text, sizeof text, "%" PRIu32, params->secondary_k);
+        print_field(out, width, "secondary k", text);
+        print_field(out, width, "marker",
+                    cli_spectral_marker_text(params, text, sizeof text));
     }
     snprintf(text, sizeof text, "%" PRIu64, ebb_spectral_memory_for(params));
     print_field(out, width, "memory bytes", text);

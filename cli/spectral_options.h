@@ -111,6 +111,8 @@ bool cli_spectral_option_given(const cli_spectral_options *spectral,
 
 /* "ms", "mi", "rm". */
 const char *cli_spectral_method_name(ebb_spectral_method method);
+/* "exact", "bloom" or "none": RM's marker kind. */
+const char *cli_spectral_marker_name(ebb_spectral_marker marker);
 
 /* The shape as a state message names it: "method ms, 958506 counters of
  * 32 bits, k 7". size >= 160 suffices. */

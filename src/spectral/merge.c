@@ -10,8 +10,10 @@
  * count among its keys, in each filter, so the sum is at least the
  * combined count: one-sided, only less tight. Union by cell-wise maximum
  * would not be (2 + 3 would merge to 3). RM: the primaries add; the
- * secondaries add and the markers OR only when the caller promises that
- * the two streams share no key (EBB_SPECTRAL_MERGE_PARTITIONED), because
+ * secondaries add and the markers unite (Bloom: OR; exact: src's
+ * fingerprints inserted into dest's table, after checking that they fit:
+ * EBB_ELIMIT with neither filter changed otherwise) only when the caller
+ * promises that the two streams share no key (EBB_SPECTRAL_MERGE_PARTITIONED), because
  * a key recurring in both would have secondary counts from each side that
  * miss the other side's occurrences; without the promise the secondary,
  * marker and traps are cleared (spectral_rm_forget), so RM answers from
@@ -36,7 +38,8 @@ static bool compatible(const ebb_spectral_params *a,
 {
     return a->counters == b->counters && a->counter_bits == b->counter_bits &&
            a->k == b->k && a->method == b->method &&
-           a->secondary == b->secondary && a->marker_bits == b->marker_bits &&
+           a->secondary == b->secondary && a->secondary_k == b->secondary_k &&
+           a->marker == b->marker && a->marker_size == b->marker_size &&
            a->trap_slots == b->trap_slots && a->range == b->range &&
            a->seed == b->seed;
 }
@@ -103,7 +106,35 @@ static void add_stats(ebb_spectral *dest, const ebb_spectral *src,
                                              s->refused_removals);
     d->saturations = ebb_saturating_add(d->saturations, s->saturations);
     d->moved = ebb_saturating_add(d->moved, s->moved);
+    d->moves_refused = ebb_saturating_add(d->moves_refused, s->moves_refused);
     dest->net = ebb_saturating_add(dest->net, scaled(src->net, weight));
+}
+
+/* How many of src's fingerprints dest's table lacks. */
+static uint64_t fingerprints_missing(const ebb_spectral *dest,
+                                     const ebb_spectral *src)
+{
+    uint64_t missing = 0, slots = dest->params.marker_size;
+    for (uint64_t i = 0; i < slots; i++) {
+        uint64_t fp = src->fingerprints[i];
+        if (fp == 0)
+            continue;
+        uint64_t at = spectral_fingerprint_slot(dest->fingerprints, slots, fp);
+        missing += at == UINT64_MAX || dest->fingerprints[at] != fp;
+    }
+    return missing;
+}
+
+/* EBB_ELIMIT when a partitioned RM union cannot keep every moved key of
+ * both sides in dest's exact marker. */
+static ebb_status merge_room(const ebb_spectral *dest, const ebb_spectral *src,
+                             unsigned flags)
+{
+    if (dest->fingerprints == NULL || dest == src ||
+        (flags & EBB_SPECTRAL_MERGE_PARTITIONED) == 0)
+        return EBB_OK;
+    uint64_t room = dest->params.marker_size - dest->fingerprints_used;
+    return fingerprints_missing(dest, src) <= room ? EBB_OK : EBB_ELIMIT;
 }
 
 ebb_status ebb_spectral_merge(ebb_spectral *dest, const ebb_spectral *src,
@@ -113,6 +144,9 @@ ebb_status ebb_spectral_merge(ebb_spectral *dest, const ebb_spectral *src,
         (flags & ~EBB_SPECTRAL_MERGE_PARTITIONED) != 0 ||
         !compatible(&dest->params, &src->params))
         return EBB_EINVAL;
+    ebb_status st = merge_room(dest, src, flags);
+    if (st != EBB_OK)
+        return st;
     bool rm = dest->params.method == EBB_SPECTRAL_RM;
     bool partitioned = (flags & EBB_SPECTRAL_MERGE_PARTITIONED) != 0;
     /* src may be dest: add_stats reads each field before it writes it,
@@ -123,6 +157,11 @@ ebb_status ebb_spectral_merge(ebb_spectral *dest, const ebb_spectral *src,
         clipped += add_cells(&dest->secondary, &src->secondary, weight);
         if (dest->marker.words != NULL)
             or_cells(&dest->marker, &src->marker);
+        if (dest->fingerprints != NULL && dest != src)
+            for (uint64_t i = 0; i < src->params.marker_size; i++)
+                if (src->fingerprints[i] != 0) /* room checked */
+                    (void)spectral_fingerprint_insert(dest,
+                                                      src->fingerprints[i]);
         if (dest->traps != NULL)
             spectral_clear_traps(dest);
     } else if (rm) {

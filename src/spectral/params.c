@@ -12,16 +12,35 @@
  * whose best E_b is at most the target is found by bisection over
  * 1 .. EBB_SPECTRAL_MAX_COUNTERS (at most 41 steps of 32 evaluations).
  * Of several k with the same E_b the smallest is kept (fewer counters to
- * touch). RM takes that m as the total of its primary and secondary (the
- * paper's experiments give every method the same memory), split as
- * ebb_spectral_params_init does; MI and RM then measure below MS's
- * ratio, which is the bound promised.
+ * touch). RM takes that m as its primary's and adds a secondary of
+ * ceil(m / 9) counters (a tenth of the two), k_s = 2, and an exact marker
+ * of ceil(m_s / 2) fingerprint slots: with the exact marker RM errs only
+ * where MS on its primary errs (a moved key's answer is min(secondary,
+ * primary)), so the bound holds at about 1.1x MS's memory plus the
+ * table. MI measures below MS's ratio; MS's is the bound promised.
+ *
+ * RM's default split (params_init, m in all): m_s = ceil(m / 10), k_s =
+ * min(2, k), an exact marker of ceil(m_s / 2) slots (8 bytes each, which
+ * memory_for counts). Measured on section 6.1's data (docs/spectral.md,
+ * tests/stats/test_spectral_rm_error.c): level with MS on error ratio at
+ * equal memory, about half MS's additive error; the paper's m_s = m/3
+ * was 2x worse than MS.
  */
 #include <math.h>
 
 #include "core/bits.h"
 #include "core/cells.h"
 #include "spectral/spectral_internal.h"
+
+/* RM's secondary_k = min(2, k) and an EXACT marker of ceil(m_s / 2)
+ * slots: the keys a secondary of m_s counters holds at gamma_s ~ 1 with
+ * k_s = 2. */
+static void spectral_rm_secondary_defaults(ebb_spectral_params *p)
+{
+    p->secondary_k = p->k < 2 ? p->k : 2;
+    p->marker = EBB_SPECTRAL_MARKER_EXACT;
+    p->marker_size = p->secondary / 2 + p->secondary % 2;
+}
 
 ebb_status ebb_spectral_params_init(uint64_t counters, uint32_t counter_bits,
                                     uint32_t k, ebb_spectral_method method,
@@ -36,14 +55,13 @@ ebb_status ebb_spectral_params_init(uint64_t counters, uint32_t counter_bits,
         .method = method,
     };
     if (method == EBB_SPECTRAL_RM) {
-        if (counters < 3)
+        if (counters < 2)
             return EBB_EINVAL;
-        /* m_p + m_p / 2 = m (Table 1): m_p = ceil(2m / 3), computed
-         * without overflowing 2m. */
-        uint64_t third = counters / 3, rest = counters % 3;
-        p.counters = 2 * third + (rest == 0 ? 0 : rest == 1 ? 1 : 2);
-        p.secondary = counters - p.counters;
-        p.marker_bits = p.counters;
+        /* m_s = ceil(m / 10), m_p = m - m_s (>= 1 for m >= 2): the split
+         * that measured best at equal memory (docs/spectral.md). */
+        p.secondary = counters / 10 + (counters % 10 != 0);
+        p.counters = counters - p.secondary;
+        spectral_rm_secondary_defaults(&p);
     }
     if (ebb_spectral_params_check(&p) != EBB_OK)
         return EBB_EINVAL;
@@ -56,6 +74,19 @@ static bool part_valid(uint64_t count)
     return count >= 1 && count <= EBB_SPECTRAL_MAX_COUNTERS;
 }
 
+/* RM's marker: EXACT 1..2^40 slots, BLOOM 1..2^40 bits, NONE 0. */
+static bool marker_valid(const ebb_spectral_params *p)
+{
+    switch (p->marker) {
+    case EBB_SPECTRAL_MARKER_EXACT:
+    case EBB_SPECTRAL_MARKER_BLOOM:
+        return part_valid(p->marker_size);
+    case EBB_SPECTRAL_MARKER_NONE:
+        return p->marker_size == 0;
+    }
+    return false;
+}
+
 ebb_status ebb_spectral_params_check(const ebb_spectral_params *p)
 {
     if (p == NULL || !part_valid(p->counters) || p->counter_bits < 1 ||
@@ -65,15 +96,16 @@ ebb_status ebb_spectral_params_check(const ebb_spectral_params *p)
     switch (p->method) {
     case EBB_SPECTRAL_MS:
     case EBB_SPECTRAL_MI:
-        return p->secondary == 0 && p->marker_bits == 0 &&
+        return p->secondary == 0 && p->secondary_k == 0 &&
+                       (uint32_t)p->marker == 0 && p->marker_size == 0 &&
                        p->trap_slots == 0
                    ? EBB_OK
                    : EBB_EINVAL;
     case EBB_SPECTRAL_RM:
         /* A trapped counter is a primary counter, trapped at most once. */
-        return part_valid(p->secondary) &&
-                       p->marker_bits <= EBB_SPECTRAL_MAX_COUNTERS &&
-                       p->trap_slots <= p->counters
+        return part_valid(p->secondary) && p->secondary_k >= 1 &&
+                       p->secondary_k <= EBB_SPECTRAL_MAX_K &&
+                       marker_valid(p) && p->trap_slots <= p->counters
                    ? EBB_OK
                    : EBB_EINVAL;
     }
@@ -122,11 +154,22 @@ ebb_status ebb_spectral_choose(uint64_t distinct, double error_ratio,
             lo = mid + 1;
     }
     best_error(hi, distinct, &k);
-    uint64_t m = hi;
-    if (method == EBB_SPECTRAL_RM && m < 3)
-        m = 3;
-    return ebb_spectral_params_init(m, EBB_SPECTRAL_MAX_COUNTER_BITS, k,
-                                    method, out);
+    ebb_status st = ebb_spectral_params_init(
+        hi, EBB_SPECTRAL_MAX_COUNTER_BITS, k,
+        method == EBB_SPECTRAL_RM ? EBB_SPECTRAL_MS : method, out);
+    if (st != EBB_OK || method != EBB_SPECTRAL_RM)
+        return st;
+    /* RM: that m is the primary's; the secondary, a ninth of it (a tenth
+     * of the two), and its exact marker come on top. */
+    ebb_spectral_params p = *out;
+    p.method = EBB_SPECTRAL_RM;
+    p.secondary = hi / 9 + (hi % 9 != 0);
+    spectral_rm_secondary_defaults(&p);
+    p.secondary_k = 2;
+    if (ebb_spectral_params_check(&p) != EBB_OK)
+        return EBB_EINVAL;
+    *out = p;
+    return EBB_OK;
 }
 
 double ebb_spectral_error_ratio(const ebb_spectral_params *params,
@@ -164,7 +207,10 @@ uint64_t ebb_spectral_memory_for(const ebb_spectral_params *p)
                                part_bytes(p->counters, p->counter_bits));
     total = ebb_saturating_add(total,
                                part_bytes(p->secondary, p->counter_bits));
-    total = ebb_saturating_add(total, part_bytes(p->marker_bits, 1));
+    if (p->marker == EBB_SPECTRAL_MARKER_BLOOM)
+        total = ebb_saturating_add(total, part_bytes(p->marker_size, 1));
+    else if (p->marker == EBB_SPECTRAL_MARKER_EXACT && p->marker_size > 0)
+        total = ebb_saturating_add(total, p->marker_size * 8u); /* <= 2^43 */
     uint64_t traps = p->trap_slots > UINT64_MAX / sizeof(spectral_trap)
                          ? UINT64_MAX
                          : p->trap_slots * sizeof(spectral_trap);

@@ -11,11 +11,16 @@
  * keys recur and 0.2% of those are wrong). So every add goes to the
  * primary filter as under Minimum Selection, and a key whose minimum is
  * single after an add is "moved": the secondary filter, m_s counters
- * probed at k positions of an unrelated hash, gets m_x (the primary
- * minimum, which includes this add), and the key is marked in B_f, a
- * plain Bloom filter of marker_bits bits and k probes. The secondary
- * holds few keys (the ~20% that do not recur), so its own Bloom error is
- * far below the primary's.
+ * probed at secondary_k positions of an unrelated hash, gets m_x (the
+ * primary minimum, which includes this add), and the key is marked. The
+ * marker (params.marker) is by default EXACT: the key's 64-bit
+ * fingerprint (spectral_fingerprint: the high half of its marker-part
+ * hash, 0 mapped to 1) in `fingerprints`, marker_size slots, open
+ * addressing from ebb_reduce(fp, slots) with linear probing, no deletion.
+ * A full table refuses the move (stats.moves_refused): the key stays in
+ * the primary and is answered by it, one-sided. BLOOM is the paper's B_f
+ * (marker_size bits, k probes); NONE its plain RM. The secondary holds
+ * few keys, so its own Bloom error is far below the primary's.
  *
  *     add x, r          primary  [ . . a . . b . . c . ]  += r at k spots
  *                         single minimum? and x not yet directed:
@@ -29,9 +34,9 @@
  *                       counter < r); directed: secondary -= r when all
  *                       its counters >= r, else the secondary is left.
  *
- * "Directed" is: x is in the marker (all k bits set) when there is one;
- * without a marker, x's secondary minimum is above 0 (the paper's plain
- * "look for x in the secondary").
+ * "Directed" is: x's fingerprint is in the table (EXACT); all k bits set
+ * (BLOOM); x's secondary minimum above 0 (NONE, the paper's plain "look
+ * for x in the secondary").
  *
  * The one-sidedness rule, and why it holds. The paper sends a later add
  * of x to the secondary only when x's minimum is single at that moment
@@ -52,19 +57,40 @@
  * f_z >= r for a legitimate removal of r, a removal of a truly directed
  * key is never left undone, and it never takes from another key's share.
  *
- * The residual risk. "Directed" can also be a false positive: x was
- * never moved, yet its k marker bits (or, without a marker, its k
- * secondary counters) were set by other keys. If that happens BEFORE x's
- * first add, x's adds all reach the secondary and C_x >= f_x still holds.
- * If it arises AFTER x's first adds (mid-stream), x's earlier occurrences
- * are missing from its secondary counters: C_x < f_x, x's estimate can
- * fall below f_x, and x's removals take from the other keys' shares. The
- * marker makes this rare: it holds only the moved keys (~20% of n), so
- * its false-positive rate is (1 - e^(-0.2 gamma))^k, 3.8e-5 at gamma 0.7,
- * k 5 (section 3.3). Without a marker the secondary itself is the test,
- * at the secondary's Bloom error, much likelier. tests/unit/
- * test_spectral_rm.c counts both on random insert/delete streams
- * (measured counts: /work/notes/spectral-rm.md, docs/spectral.md).
+ * With the EXACT marker the argument is complete (up to a 2^-64
+ * fingerprint collision): x is directed iff x was moved. At the move
+ * every secondary counter of x gets m_x >= f_x (C_x = m_x); from then on
+ * every add of x adds r to each (C_x and f_x both + r); a removal
+ * subtracts r from x's secondary counters only when every one holds r
+ * (C_x and f_x both - r), otherwise f_x alone falls. So C_x >= f_x
+ * always, every secondary counter of x holds at least C_x, its minimum
+ * is >= f_x, and the lookup min(secondary min, primary min) >= f_x (the
+ * primary being MS, >= f_x). A key whose move was refused (table full)
+ * is never directed and reads the primary minimum: one-sided too.
+ *
+ * The paper's markers. With BLOOM or NONE "directed" can also be a false
+ * positive: x was never moved, yet its k marker bits (or its secondary
+ * counters) were set by other keys. Before x's first add that is
+ * harmless (all its adds reach the secondary); arising mid-stream, x's
+ * earlier occurrences are missing from its secondary counters: C_x <
+ * f_x, x's estimate can fall below f_x and its removals take from other
+ * keys. Section 3.3 puts B_f's false-positive rate at (1 - e^(-0.2
+ * gamma))^k = 3.8e-5 (gamma 0.7, k 5), assuming 20% of keys move; that
+ * is wrong at the loads RM runs at: at the old equal-memory split (m_p =
+ * 2m/3, gamma 1.05) 41.6% of keys move into m_p bits, a marker gamma of
+ * 0.44 and a rate of 0.0036 per key, 18 answers below the truth in 5000
+ * queries, as measured (/work/notes/spectral-rm-investigation.md).
+ * tests/unit/test_spectral_rm.c: exact 0 violations at every load (also
+ * with the table full); BLOOM 364,243 and NONE 394,706 (key checks over
+ * 200 streams) on overloaded filters, all in tainted streams.
+ *
+ * Late detection (measured, not in the paper's Table 1 formula). A key
+ * whose counters were all stepped on before its minimum first became
+ * single moves with an inflated m_x; that is nearly all of RM's error.
+ * With m/2 extra secondary RM errs about half as often as MS at m (0.015
+ * vs 0.031 at gamma 0.7), not 18.5x less; at equal memory (default
+ * split, table counted) its error ratio is above MS's (0.028 vs 0.022)
+ * and its additive error about half (tests/stats/test_spectral_rm_error).
  *
  * Recurring means DISTINCT counters. With a small m two of x's k
  * positions can coincide; the counter then holds 2 f_x at least, but the
@@ -120,25 +146,38 @@
  * So trapping RM is NOT one-sided; the property test measures how often
  * it answers below the truth, and the docs report it.
  *
+ * Statistics: stats.moved counts moves (fingerprints_used equals it
+ * unless two keys share a fingerprint or a partitioned union added
+ * src's), stats.moves_refused the moves a full table refused.
+ *
  * What is measured (tests/unit/test_spectral_rm.c, tests/stats/
- * test_spectral_rm_error.c): zero answers below the truth with the
- * marker over fixed seeds of random insert/delete streams on small m; the
- * counts for no marker and for trapping; RM's error ratio below MS's at
- * equal total memory on Zipf data as section 6.1 (1000 keys, M = 100,000,
- * gamma 0.7, k 5).
+ * test_spectral_rm_error.c, 40 runs with their own hash seeds): zero
+ * answers below the truth with the exact marker on insert/delete streams
+ * at every load and on section 6.1's Zipf data; the counts for BLOOM, NONE
+ * and trapping; the error figures above.
  *
  * Nothing here allocates: positions live on the stack (k <= 32).
  */
+#include <string.h>
+
 #include "core/bits.h"
 #include "spectral/spectral_internal.h"
 
 #define RM_NO_TRAP UINT64_MAX
 
-/* The k positions of the key in a part. */
+/* The k positions of the key in a part (the primary, the Bloom marker). */
 static void rm_positions(const ebb_spectral *f, ebb_hash128 h,
                          spectral_part part, uint64_t size, uint64_t *pos)
 {
     spectral_positions(spectral_part_hash(h, part), f->params.k, size, pos);
+}
+
+/* The secondary_k positions of the key in the secondary. */
+static void rm_secondary_positions(const ebb_spectral *f, ebb_hash128 h,
+                                   uint64_t *sec)
+{
+    spectral_positions(spectral_part_hash(h, SPECTRAL_SECONDARY),
+                       f->params.secondary_k, f->params.secondary, sec);
 }
 
 /* How many of pos[0..k-1] equal pos[j]. */
@@ -186,9 +225,9 @@ static uint32_t rm_distinct_min(const ebb_cells *c, const uint64_t *pos,
 /* Adds `by` at every position (a coincident one twice), clipping at the
  * maximum; each clip counted. */
 static void rm_add_all(ebb_spectral *f, ebb_cells *c, const uint64_t *pos,
-                       uint32_t by)
+                       uint32_t k, uint32_t by)
 {
-    for (uint32_t j = 0; j < f->params.k; j++)
+    for (uint32_t j = 0; j < k; j++)
         if (ebb_cells_increment(c, pos[j], by))
             f->stats.saturations =
                 ebb_saturating_add(f->stats.saturations, 1u);
@@ -222,29 +261,61 @@ static void rm_take_all(ebb_cells *c, const uint64_t *pos, uint32_t k,
             (void)ebb_cells_decrement(c, pos[j], by);
 }
 
-/* Whether the key's updates also go to the secondary: in the marker when
- * there is one, else a secondary minimum above 0. */
+/* Whether the key's updates also go to the secondary: its fingerprint
+ * in the exact marker, its k bits in the Bloom marker, or, without a
+ * marker, a secondary minimum above 0. */
 static bool rm_directed(const ebb_spectral *f, ebb_hash128 h,
                         const uint64_t *sec)
 {
-    if (f->params.marker_bits == 0)
-        return spectral_min(&f->secondary, sec, f->params.k, NULL) > 0;
+    const ebb_spectral_params *p = &f->params;
+    if (p->marker == EBB_SPECTRAL_MARKER_NONE)
+        return spectral_min(&f->secondary, sec, p->secondary_k, NULL) > 0;
+    if (p->marker == EBB_SPECTRAL_MARKER_EXACT) {
+        uint64_t fp = spectral_fingerprint(h);
+        uint64_t i = spectral_fingerprint_slot(f->fingerprints,
+                                               p->marker_size, fp);
+        return i != UINT64_MAX && f->fingerprints[i] == fp;
+    }
     uint64_t mark[EBB_SPECTRAL_MAX_K];
-    rm_positions(f, h, SPECTRAL_MARKER, f->params.marker_bits, mark);
-    for (uint32_t j = 0; j < f->params.k; j++)
+    rm_positions(f, h, SPECTRAL_MARKER, p->marker_size, mark);
+    for (uint32_t j = 0; j < p->k; j++)
         if (ebb_cells_get(&f->marker, mark[j]) == 0)
             return false;
     return true;
 }
 
-static void rm_mark(ebb_spectral *f, ebb_hash128 h)
+bool spectral_fingerprint_insert(ebb_spectral *f, uint64_t fp)
 {
-    if (f->params.marker_bits == 0)
-        return;
+    uint64_t i = spectral_fingerprint_slot(f->fingerprints,
+                                           f->params.marker_size, fp);
+    if (i == UINT64_MAX)
+        return false;
+    if (f->fingerprints[i] == 0) {
+        f->fingerprints[i] = fp;
+        f->fingerprints_used++;
+    }
+    return true;
+}
+
+/* Marks the key as moved; false (nothing changed, counted) when the
+ * exact marker's table is full, and the key must then not move. */
+static bool rm_mark(ebb_spectral *f, ebb_hash128 h)
+{
+    const ebb_spectral_params *p = &f->params;
+    if (p->marker == EBB_SPECTRAL_MARKER_NONE)
+        return true;
+    if (p->marker == EBB_SPECTRAL_MARKER_EXACT) {
+        if (spectral_fingerprint_insert(f, spectral_fingerprint(h)))
+            return true;
+        f->stats.moves_refused =
+            ebb_saturating_add(f->stats.moves_refused, 1u);
+        return false;
+    }
     uint64_t mark[EBB_SPECTRAL_MAX_K];
-    rm_positions(f, h, SPECTRAL_MARKER, f->params.marker_bits, mark);
-    for (uint32_t j = 0; j < f->params.k; j++)
+    rm_positions(f, h, SPECTRAL_MARKER, p->marker_size, mark);
+    for (uint32_t j = 0; j < p->k; j++)
         ebb_cells_set(&f->marker, mark[j], 1);
+    return true;
 }
 
 /* ---- The trap table L ------------------------------------------------
@@ -324,20 +395,20 @@ static void trap_clear(ebb_spectral *f, uint64_t i)
  * to m_y from its secondary entry to its primary counters. */
 static void trap_spring(ebb_spectral *f, uint64_t slot, uint32_t m_y)
 {
-    uint32_t k = f->params.k;
+    uint32_t k = f->params.k, ks = f->params.secondary_k;
     ebb_hash128 owner = f->traps[slot].key;
     uint64_t sec[EBB_SPECTRAL_MAX_K], pri[EBB_SPECTRAL_MAX_K];
-    rm_positions(f, owner, SPECTRAL_SECONDARY, f->params.secondary, sec);
+    rm_secondary_positions(f, owner, sec);
     rm_positions(f, owner, SPECTRAL_PRIMARY, f->params.counters, pri);
     uint32_t give = m_y;
-    for (uint32_t j = 0; j < k; j++) {
+    for (uint32_t j = 0; j < ks; j++) {
         uint32_t v = ebb_cells_get(&f->secondary, sec[j]);
-        uint32_t per = v / rm_multiplicity(sec, k, j);
+        uint32_t per = v / rm_multiplicity(sec, ks, j);
         if (v != f->secondary.max && per < give)
             give = per;
     }
-    rm_take_all(&f->secondary, sec, k, give);
-    rm_add_all(f, &f->primary, pri, give);
+    rm_take_all(&f->secondary, sec, ks, give);
+    rm_add_all(f, &f->primary, pri, k, give);
     trap_clear(f, slot);
     f->stats.traps_sprung++;
 }
@@ -363,15 +434,17 @@ static void trap_add(ebb_spectral *f, ebb_hash128 h, const uint64_t *pri,
         }
         return;
     }
+    uint32_t ks = f->params.secondary_k;
     uint64_t sec[EBB_SPECTRAL_MAX_K];
-    rm_positions(f, h, SPECTRAL_SECONDARY, f->params.secondary, sec);
+    rm_secondary_positions(f, h, sec);
     if (rm_directed(f, h, sec)) {
-        rm_add_all(f, &f->secondary, sec, r);
+        rm_add_all(f, &f->secondary, sec, ks, r);
         return;
     }
+    if (!rm_mark(f, h))
+        return; /* exact marker full: x stays in the primary */
     trap_set(f, single, h);
-    rm_add_all(f, &f->secondary, sec, m_x);
-    rm_mark(f, h);
+    rm_add_all(f, &f->secondary, sec, ks, m_x);
     rm_take_all(&f->primary, pri, k, m_x);
     f->stats.moved++;
 }
@@ -380,32 +453,31 @@ static void trap_add(ebb_spectral *f, ebb_hash128 h, const uint64_t *pri,
 
 void spectral_rm_add(ebb_spectral *f, ebb_hash128 h, uint32_t r)
 {
-    uint32_t k = f->params.k, distinct;
+    uint32_t k = f->params.k, ks = f->params.secondary_k, distinct;
     /* Zeroed: gcc cannot see that k >= 1 fills them (-Wmaybe-uninit). */
     uint64_t pri[EBB_SPECTRAL_MAX_K] = {0}, sec[EBB_SPECTRAL_MAX_K] = {0};
     uint64_t single = 0;
     if (r == 0)
         return;
     rm_positions(f, h, SPECTRAL_PRIMARY, f->params.counters, pri);
-    rm_add_all(f, &f->primary, pri, r);
+    rm_add_all(f, &f->primary, pri, k, r);
     uint32_t m_x = rm_distinct_min(&f->primary, pri, k, &distinct, &single);
     if (f->params.trap_slots > 0) {
         trap_add(f, h, pri, r, m_x, distinct, single);
         return;
     }
-    rm_positions(f, h, SPECTRAL_SECONDARY, f->params.secondary, sec);
+    rm_secondary_positions(f, h, sec);
     if (rm_directed(f, h, sec)) {
-        rm_add_all(f, &f->secondary, sec, r); /* the one-sidedness rule */
-    } else if (distinct == 1) {
-        rm_add_all(f, &f->secondary, sec, m_x);
-        rm_mark(f, h);
+        rm_add_all(f, &f->secondary, sec, ks, r); /* one-sidedness rule */
+    } else if (distinct == 1 && rm_mark(f, h)) {
+        rm_add_all(f, &f->secondary, sec, ks, m_x);
         f->stats.moved++;
     }
 }
 
 ebb_status spectral_rm_remove(ebb_spectral *f, ebb_hash128 h, uint32_t r)
 {
-    uint32_t k = f->params.k;
+    uint32_t k = f->params.k, ks = f->params.secondary_k;
     uint64_t pri[EBB_SPECTRAL_MAX_K] = {0}, sec[EBB_SPECTRAL_MAX_K] = {0};
     rm_positions(f, h, SPECTRAL_PRIMARY, f->params.counters, pri);
     if (!rm_can_take(&f->primary, pri, k, r)) {
@@ -413,11 +485,11 @@ ebb_status spectral_rm_remove(ebb_spectral *f, ebb_hash128 h, uint32_t r)
             ebb_saturating_add(f->stats.refused_removals, 1u);
         return EBB_EUNDERFLOW;
     }
-    rm_positions(f, h, SPECTRAL_SECONDARY, f->params.secondary, sec);
+    rm_secondary_positions(f, h, sec);
     /* Directedness depends on the secondary and marker only: decided
      * before the primary changes, as the add decides it. */
-    if (rm_directed(f, h, sec) && rm_can_take(&f->secondary, sec, k, r))
-        rm_take_all(&f->secondary, sec, k, r);
+    if (rm_directed(f, h, sec) && rm_can_take(&f->secondary, sec, ks, r))
+        rm_take_all(&f->secondary, sec, ks, r);
     rm_take_all(&f->primary, pri, k, r);
     return EBB_OK;
 }
@@ -430,8 +502,8 @@ uint64_t spectral_rm_estimate(const ebb_spectral *f, ebb_hash128 h)
     rm_positions(f, h, SPECTRAL_PRIMARY, f->params.counters, pri);
     uint32_t p = rm_distinct_min(&f->primary, pri, k, &distinct, &single);
     uint64_t primary = spectral_value(&f->primary, p);
-    rm_positions(f, h, SPECTRAL_SECONDARY, f->params.secondary, sec);
-    uint32_t s = spectral_min(&f->secondary, sec, k, NULL);
+    rm_secondary_positions(f, h, sec);
+    uint32_t s = spectral_min(&f->secondary, sec, f->params.secondary_k, NULL);
     if (s == 0 || !rm_directed(f, h, sec))
         return primary;
     uint64_t secondary = spectral_value(&f->secondary, s);
@@ -446,8 +518,11 @@ void spectral_rm_forget(ebb_spectral *f)
         ebb_cells_clear(&f->secondary);
     if (f->marker.words != NULL)
         ebb_cells_clear(&f->marker);
+    if (f->fingerprints != NULL)
+        memset(f->fingerprints, 0,
+               (size_t)f->params.marker_size * sizeof(uint64_t));
+    f->fingerprints_used = 0;
     if (f->traps != NULL)
-        for (uint64_t i = 0; i < f->params.trap_slots; i++)
-            f->traps[i].counter = RM_NO_TRAP;
+        spectral_clear_traps(f);
     f->traps_used = 0;
 }

@@ -2,27 +2,35 @@
 /*
  * snapshot.c: spectral filter snapshots (family 6 of docs/format.md).
  *
- * Parameter block (136 bytes, little-endian):
+ * Parameter block (160 bytes, little-endian):
  *    0 counters m u64     8 counter bits w u32   12 k u32
- *   16 method u32        20 reserved u32 (0)
- *   24 secondary m_s u64 32 marker bits u64      40 trap slots u64
- *   48 range u64
- *   56 added, 64 removed, 72 refused removals, 80 saturations, 88 moved,
- *   96 traps set, 104 traps sprung, 112 traps full, 120 net N,
- *  128 traps used (u64 each)
+ *   16 method u32        20 secondary k u32 (RM, else 0)
+ *   24 secondary m_s u64 32 marker kind u32      36 reserved u32 (0)
+ *   40 marker size u64   48 trap slots u64       56 range u64
+ *   64 added, 72 removed, 80 refused removals, 88 saturations, 96 moved,
+ *  104 moves refused, 112 traps set, 120 traps sprung, 128 traps full,
+ *  136 net N, 144 traps used, 152 fingerprints used (u64 each)
  * Payload, in order: ceil(m w / 64) words of the primary counters;
- * ceil(m_s w / 64) words of the secondary (RM); ceil(marker / 64) words of
- * the marker (RM with a marker); trap slots entries of 24 bytes (counter
- * u64, key hash lo u64, hi u64), an empty entry being counter 2^64 - 1 and
- * key 0. Bits past each part's cells clear. The hash seed is the frame's.
+ * ceil(m_s w / 64) words of the secondary (RM); the marker (RM): BLOOM,
+ * ceil(marker size / 64) words of bits; EXACT, marker size u64
+ * fingerprints (0: an empty slot); NONE, nothing; trap slots entries of
+ * 24 bytes (counter u64, key hash lo u64, hi u64), an empty entry being
+ * counter 2^64 - 1 and key 0. Bits past each part's cells clear. The
+ * hash seed is the frame's.
  *
  * A load checks, on the input bytes and before it allocates anything: the
  * shape (ebb_spectral_params_check), the reserved field, statistics that
  * a filter of that method can have (nothing moved or trapped outside RM
- * and trapping RM; moved and net at most added), the payload's length,
- * every part's tail bits, every counter and marker word 0 when nothing
- * was ever added, and each trap entry empty or naming a primary counter
- * (< m), with traps used the number of non-empty entries.
+ * and trapping RM; moves refused and fingerprints only with an exact
+ * marker; moved and net at most added), the payload's length, every
+ * part's tail bits, every counter, marker word and fingerprint 0 when
+ * nothing was ever added, the fingerprint table as rm.c builds it
+ * (fingerprints used = the non-zero slots; every fingerprint reachable
+ * from its home slot by linear probing without crossing an empty slot,
+ * and none twice), and each trap entry empty or naming a primary counter
+ * (< m), with traps used the number of non-empty entries. The
+ * fingerprint walk costs the table's total probe displacement (quadratic
+ * in a long cluster at worst).
  */
 #include <string.h>
 
@@ -30,7 +38,7 @@
 #include "core/codec.h"
 #include "spectral/spectral_internal.h"
 
-#define SPECTRAL_PARAM_BYTES 136u
+#define SPECTRAL_PARAM_BYTES 160u
 #define SPECTRAL_TRAP_BYTES 24u
 #define SPECTRAL_TRAP_EMPTY UINT64_MAX
 
@@ -41,8 +49,10 @@ static uint64_t payload_bytes(const ebb_spectral_params *p)
     uint64_t bytes = ebb_cells_word_count(p->counters, p->counter_bits) * 8u;
     if (p->secondary > 0)
         bytes += ebb_cells_word_count(p->secondary, p->counter_bits) * 8u;
-    if (p->marker_bits > 0)
-        bytes += ebb_cells_word_count(p->marker_bits, 1) * 8u;
+    if (p->method == EBB_SPECTRAL_RM && p->marker == EBB_SPECTRAL_MARKER_BLOOM)
+        bytes += ebb_cells_word_count(p->marker_size, 1) * 8u;
+    if (p->method == EBB_SPECTRAL_RM && p->marker == EBB_SPECTRAL_MARKER_EXACT)
+        bytes += p->marker_size * 8u;
     return bytes + p->trap_slots * SPECTRAL_TRAP_BYTES;
 }
 
@@ -80,9 +90,11 @@ ebb_status ebb_spectral_save(const ebb_spectral *f, void *buf,
     ebb_put_u32(&w, p->counter_bits);
     ebb_put_u32(&w, p->k);
     ebb_put_u32(&w, (uint32_t)p->method);
-    ebb_put_u32(&w, 0);
+    ebb_put_u32(&w, p->secondary_k);
     ebb_put_u64(&w, p->secondary);
-    ebb_put_u64(&w, p->marker_bits);
+    ebb_put_u32(&w, (uint32_t)p->marker);
+    ebb_put_u32(&w, 0);
+    ebb_put_u64(&w, p->marker_size);
     ebb_put_u64(&w, p->trap_slots);
     ebb_put_u64(&w, p->range);
     ebb_put_u64(&w, s->added);
@@ -90,16 +102,21 @@ ebb_status ebb_spectral_save(const ebb_spectral *f, void *buf,
     ebb_put_u64(&w, s->refused_removals);
     ebb_put_u64(&w, s->saturations);
     ebb_put_u64(&w, s->moved);
+    ebb_put_u64(&w, s->moves_refused);
     ebb_put_u64(&w, s->traps_set);
     ebb_put_u64(&w, s->traps_sprung);
     ebb_put_u64(&w, s->traps_full);
     ebb_put_u64(&w, f->net);
     ebb_put_u64(&w, f->traps_used);
+    ebb_put_u64(&w, f->fingerprints_used);
     ebb_cells_put(&w, &f->primary);
     if (p->secondary > 0)
         ebb_cells_put(&w, &f->secondary);
-    if (p->marker_bits > 0)
+    if (f->marker.words != NULL)
         ebb_cells_put(&w, &f->marker);
+    if (f->fingerprints != NULL)
+        for (uint64_t i = 0; i < p->marker_size; i++)
+            ebb_put_u64(&w, f->fingerprints[i]);
     put_traps(&w, f);
     ebb_frame_end(&w);
     if (written != NULL)
@@ -112,31 +129,36 @@ ebb_status ebb_spectral_save(const ebb_spectral *f, void *buf,
 typedef struct spectral_header {
     ebb_spectral_params params;
     ebb_spectral_stats stats;
-    uint64_t net, traps_used;
+    uint64_t net, traps_used, fingerprints_used;
 } spectral_header;
 
 static bool read_header(ebb_reader *r, spectral_header *h)
 {
-    uint32_t method, reserved;
+    uint32_t method, marker, reserved;
     ebb_spectral_params *p = &h->params;
     ebb_spectral_stats *s = &h->stats;
     memset(h, 0, sizeof *h);
     if (!ebb_get_u64(r, &p->counters) || !ebb_get_u32(r, &p->counter_bits) ||
         !ebb_get_u32(r, &p->k) || !ebb_get_u32(r, &method) ||
-        !ebb_get_u32(r, &reserved) || !ebb_get_u64(r, &p->secondary) ||
-        !ebb_get_u64(r, &p->marker_bits) || !ebb_get_u64(r, &p->trap_slots) ||
+        !ebb_get_u32(r, &p->secondary_k) || !ebb_get_u64(r, &p->secondary) ||
+        !ebb_get_u32(r, &marker) || !ebb_get_u32(r, &reserved) ||
+        !ebb_get_u64(r, &p->marker_size) || !ebb_get_u64(r, &p->trap_slots) ||
         !ebb_get_u64(r, &p->range) || !ebb_get_u64(r, &s->added) ||
         !ebb_get_u64(r, &s->removed) ||
         !ebb_get_u64(r, &s->refused_removals) ||
         !ebb_get_u64(r, &s->saturations) || !ebb_get_u64(r, &s->moved) ||
+        !ebb_get_u64(r, &s->moves_refused) ||
         !ebb_get_u64(r, &s->traps_set) || !ebb_get_u64(r, &s->traps_sprung) ||
         !ebb_get_u64(r, &s->traps_full) || !ebb_get_u64(r, &h->net) ||
-        !ebb_get_u64(r, &h->traps_used))
+        !ebb_get_u64(r, &h->traps_used) ||
+        !ebb_get_u64(r, &h->fingerprints_used))
         return false;
-    /* The method is checked as an integer before it becomes an enum. */
-    if (method > EBB_SPECTRAL_RM || reserved != 0)
+    /* Enums are checked as integers before they become enums. */
+    if (method > EBB_SPECTRAL_RM || marker > EBB_SPECTRAL_MARKER_NONE ||
+        reserved != 0)
         return false;
     p->method = (ebb_spectral_method)method;
+    p->marker = (ebb_spectral_marker)marker;
     return true;
 }
 
@@ -147,7 +169,12 @@ static bool stats_valid(const spectral_header *h)
     const ebb_spectral_stats *s = &h->stats;
     bool rm = p->method == EBB_SPECTRAL_RM;
     bool traps = p->trap_slots > 0;
+    bool exact = rm && p->marker == EBB_SPECTRAL_MARKER_EXACT;
     if (!rm && s->moved != 0)
+        return false;
+    if (!exact && (s->moves_refused | h->fingerprints_used) != 0)
+        return false;
+    if (h->fingerprints_used > p->marker_size)
         return false;
     if (!traps && (s->traps_set | s->traps_sprung | s->traps_full |
                    h->traps_used) != 0)
@@ -195,6 +222,52 @@ static bool traps_plausible(ebb_reader *r, const spectral_header *h)
     return used == h->traps_used;
 }
 
+/* The little-endian u64 at index i of a table of the payload. */
+static uint64_t table_get(const uint8_t *at, uint64_t i)
+{
+    uint64_t v = 0;
+    for (unsigned b = 0; b < 8; b++)
+        v |= (uint64_t)at[i * 8u + b] << (8u * b);
+    return v;
+}
+
+/* Fingerprint slot i (non-zero fp) is where rm.c's insert would have put
+ * it: every slot from fp's home up to i is occupied by another value. */
+static bool fingerprint_placed(const uint8_t *table, uint64_t slots,
+                               uint64_t i, uint64_t fp)
+{
+    uint64_t j = spectral_fingerprint_home(fp, slots);
+    while (j != i) {
+        uint64_t v = table_get(table, j);
+        if (v == 0 || v == fp)
+            return false;
+        j = j + 1 == slots ? 0 : j + 1;
+    }
+    return true;
+}
+
+/* RM's exact marker: marker size fingerprints, the non-zero ones counted
+ * against fingerprints used, each placed as an insert places it. */
+static bool fingerprints_plausible(ebb_reader *r, const spectral_header *h)
+{
+    const ebb_spectral_params *p = &h->params;
+    if (p->method != EBB_SPECTRAL_RM || p->marker != EBB_SPECTRAL_MARKER_EXACT)
+        return true;
+    const uint8_t *table = r->at;
+    uint64_t used = 0;
+    for (uint64_t i = 0; i < p->marker_size; i++) {
+        uint64_t fp;
+        if (!ebb_get_u64(r, &fp))
+            return false;
+        if (fp == 0)
+            continue;
+        if (!fingerprint_placed(table, p->marker_size, i, fp))
+            return false;
+        used++;
+    }
+    return used == h->fingerprints_used;
+}
+
 static bool payload_plausible(ebb_reader payload, const spectral_header *h)
 {
     const ebb_spectral_params *p = &h->params;
@@ -203,8 +276,14 @@ static bool payload_plausible(ebb_reader payload, const spectral_header *h)
         return false;
     return part_plausible(&payload, p->counters, p->counter_bits, empty) &&
            part_plausible(&payload, p->secondary, p->counter_bits, empty) &&
-           part_plausible(&payload, p->marker_bits, 1, empty) &&
-           traps_plausible(&payload, h) && (!empty || h->traps_used == 0);
+           part_plausible(&payload,
+                          p->marker == EBB_SPECTRAL_MARKER_BLOOM
+                              ? p->marker_size
+                              : 0,
+                          1, empty) &&
+           fingerprints_plausible(&payload, h) &&
+           traps_plausible(&payload, h) &&
+           (!empty || (h->traps_used | h->fingerprints_used) == 0);
 }
 
 static void get_traps(ebb_reader *r, ebb_spectral *f)
@@ -224,7 +303,10 @@ static bool get_parts(ebb_reader *r, ebb_spectral *f)
         return false;
     if (f->params.secondary > 0 && !ebb_cells_get_words(r, &f->secondary))
         return false;
-    if (f->params.marker_bits > 0 && !ebb_cells_get_words(r, &f->marker))
+    if (f->marker.words != NULL && !ebb_cells_get_words(r, &f->marker))
+        return false;
+    if (f->fingerprints != NULL &&
+        !ebb_get_words(r, f->fingerprints, (size_t)f->params.marker_size))
         return false;
     get_traps(r, f);
     return true;
@@ -256,6 +338,7 @@ ebb_status ebb_spectral_load(const void *buf, size_t len, ebb_spectral **out)
     f->stats = h.stats;
     f->net = h.net;
     f->traps_used = h.traps_used;
+    f->fingerprints_used = h.fingerprints_used;
     *out = f;
     return EBB_OK;
 }

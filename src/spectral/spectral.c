@@ -153,6 +153,7 @@ static void free_parts(ebb_spectral *f)
     ebb_cells_free(&f->primary);
     ebb_cells_free(&f->secondary);
     ebb_cells_free(&f->marker);
+    ebb_mem_free(f->fingerprints);
     ebb_mem_free(f->traps);
 }
 
@@ -169,14 +170,29 @@ static ebb_status alloc_traps(ebb_spectral *f, uint64_t slots)
     return EBB_OK;
 }
 
+/* RM's exact marker: `slots` 64-bit fingerprints, all 0 (empty). */
+static ebb_status alloc_fingerprints(ebb_spectral *f, uint64_t slots)
+{
+    if (slots > SIZE_MAX / sizeof(uint64_t))
+        return EBB_EOVERFLOW;
+    f->fingerprints = ebb_mem_alloc((size_t)slots * sizeof(uint64_t));
+    if (f->fingerprints == NULL)
+        return EBB_ENOMEM;
+    memset(f->fingerprints, 0, (size_t)slots * sizeof(uint64_t));
+    return EBB_OK;
+}
+
 static ebb_status alloc_parts(ebb_spectral *f)
 {
     const ebb_spectral_params *p = &f->params;
     ebb_status st = ebb_cells_init(&f->primary, p->counters, p->counter_bits);
     if (st == EBB_OK && p->secondary > 0)
         st = ebb_cells_init(&f->secondary, p->secondary, p->counter_bits);
-    if (st == EBB_OK && p->marker_bits > 0)
-        st = ebb_cells_init(&f->marker, p->marker_bits, 1);
+    if (st == EBB_OK && p->marker == EBB_SPECTRAL_MARKER_BLOOM)
+        st = ebb_cells_init(&f->marker, p->marker_size, 1);
+    if (st == EBB_OK && p->method == EBB_SPECTRAL_RM &&
+        p->marker == EBB_SPECTRAL_MARKER_EXACT)
+        st = alloc_fingerprints(f, p->marker_size);
     if (st == EBB_OK)
         st = alloc_traps(f, p->trap_slots);
     return st;
@@ -218,8 +234,7 @@ void ebb_spectral_clear(ebb_spectral *f)
         ebb_cells_clear(&f->secondary);
     if (f->marker.words != NULL)
         ebb_cells_clear(&f->marker);
-    if (f->traps != NULL)
-        spectral_clear_traps(f);
+    spectral_rm_forget(f);
     f->net = 0;
     memset(&f->stats, 0, sizeof f->stats);
 }
@@ -443,6 +458,9 @@ size_t ebb_spectral_memory(const ebb_spectral *f)
 {
     return sizeof *f + ebb_cells_bytes(&f->primary) +
            ebb_cells_bytes(&f->secondary) + ebb_cells_bytes(&f->marker) +
+           (f->fingerprints != NULL
+                ? (size_t)f->params.marker_size * sizeof(uint64_t)
+                : 0) +
            (size_t)f->params.trap_slots * sizeof(spectral_trap);
 }
 

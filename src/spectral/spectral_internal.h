@@ -35,7 +35,9 @@ struct ebb_spectral {
     ebb_spectral_params params;
     ebb_cells primary;       /* m counters of counter_bits                  */
     ebb_cells secondary;     /* RM: m_s counters (count 0 otherwise)        */
-    ebb_cells marker;        /* RM with a marker: marker_bits 1-bit cells   */
+    ebb_cells marker;        /* RM, BLOOM marker: marker_size 1-bit cells   */
+    uint64_t *fingerprints;  /* RM, EXACT marker: marker_size slots, 0 empty */
+    uint64_t fingerprints_used;
     spectral_trap *traps;    /* trapping RM: trap_slots entries, else NULL  */
     uint64_t traps_used;     /* entries of `traps` in use                   */
     uint32_t range_levels;   /* ceil(log2 range) when range > 0, else 0     */
@@ -152,5 +154,38 @@ size_t spectral_range_decompose(uint64_t lo, uint64_t hi, uint32_t levels,
 #define SPECTRAL_CAN_REMOVE_MAX_KEYS 64u
 bool spectral_can_remove_all(const ebb_spectral *f, const ebb_hash128 *h,
                              size_t n, uint32_t r);
+
+/* ---- RM's exact marker (rm.c, merge.c, snapshot.c) ----------------------
+ * The table `fingerprints` holds marker_size slots, 0 an empty one. A key's
+ * fingerprint is the high half of its marker-part hash, 0 mapped to 1; its
+ * home slot is ebb_reduce(fingerprint, slots); linear probing, no
+ * deletion (forget and clear empty the whole table). */
+static inline uint64_t spectral_fingerprint(ebb_hash128 h)
+{
+    uint64_t fp = spectral_part_hash(h, SPECTRAL_MARKER).hi;
+    return fp == 0 ? 1u : fp;
+}
+
+static inline uint64_t spectral_fingerprint_home(uint64_t fp, uint64_t slots)
+{
+    return ebb_reduce(fp, slots);
+}
+
+/* The slot holding fp, or the empty slot where it would go, or
+ * UINT64_MAX when fp is absent and the table is full. */
+static inline uint64_t spectral_fingerprint_slot(const uint64_t *table,
+                                                 uint64_t slots, uint64_t fp)
+{
+    uint64_t i = spectral_fingerprint_home(fp, slots);
+    for (uint64_t n = 0; n < slots; n++) {
+        if (table[i] == fp || table[i] == 0)
+            return i;
+        i = i + 1 == slots ? 0 : i + 1;
+    }
+    return UINT64_MAX;
+}
+
+/* Inserts fp into f's table unless there: false when the table is full. */
+bool spectral_fingerprint_insert(ebb_spectral *f, uint64_t fp);
 
 #endif

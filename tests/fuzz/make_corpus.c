@@ -354,18 +354,28 @@ typedef struct spectral_seed {
     uint64_t counters;
     uint32_t bits, k;
     ebb_spectral_method method;
-    bool marker;
+    ebb_spectral_marker marker; /* RM; params_init's size unless NONE */
     uint64_t traps;
     uint32_t adds, removes;
 } spectral_seed;
 
 static const spectral_seed spectral_seeds[] = {
-    {"spectral-ms-empty", 64, 8, 3, EBB_SPECTRAL_MS, false, 0, 0, 0},
-    {"spectral-ms-saturated", 50, 3, 4, EBB_SPECTRAL_MS, false, 0, 200, 30},
-    {"spectral-mi-straddling", 70, 7, 3, EBB_SPECTRAL_MI, false, 0, 300, 0},
-    {"spectral-rm-marker", 90, 6, 3, EBB_SPECTRAL_RM, true, 0, 200, 20},
-    {"spectral-rm-plain", 90, 6, 3, EBB_SPECTRAL_RM, false, 0, 200, 20},
-    {"spectral-rm-traps", 120, 8, 3, EBB_SPECTRAL_RM, true, 16, 300, 20},
+#define MS_NO_MARKER EBB_SPECTRAL_MARKER_EXACT /* 0: MS and MI */
+    {"spectral-ms-empty", 64, 8, 3, EBB_SPECTRAL_MS, MS_NO_MARKER, 0, 0, 0},
+    {"spectral-ms-saturated", 50, 3, 4, EBB_SPECTRAL_MS, MS_NO_MARKER, 0, 200,
+     30},
+    {"spectral-mi-straddling", 70, 7, 3, EBB_SPECTRAL_MI, MS_NO_MARKER, 0, 300,
+     0},
+    {"spectral-rm-marker", 90, 6, 3, EBB_SPECTRAL_RM,
+     EBB_SPECTRAL_MARKER_BLOOM, 0, 200, 20},
+    {"spectral-rm-plain", 90, 6, 3, EBB_SPECTRAL_RM, EBB_SPECTRAL_MARKER_NONE,
+     0, 200, 20},
+    {"spectral-rm-traps", 120, 8, 3, EBB_SPECTRAL_RM,
+     EBB_SPECTRAL_MARKER_BLOOM, 16, 300, 20},
+    {"spectral-rm-exact", 200, 8, 3, EBB_SPECTRAL_RM,
+     EBB_SPECTRAL_MARKER_EXACT, 0, 300, 20},
+    {"spectral-rm-exact-full", 90, 6, 3, EBB_SPECTRAL_RM,
+     EBB_SPECTRAL_MARKER_EXACT, 8, 200, 20},
 };
 
 static bool build_spectral(const spectral_seed *seed, ebb_spectral **out)
@@ -374,8 +384,15 @@ static bool build_spectral(const spectral_seed *seed, ebb_spectral **out)
     if (ebb_spectral_params_init(seed->counters, seed->bits, seed->k,
                                  seed->method, &params) != EBB_OK)
         return false;
-    if (!seed->marker)
-        params.marker_bits = 0;
+    if (seed->method == EBB_SPECTRAL_RM) {
+        params.marker = seed->marker;
+        /* The Bloom marker as the paper's, m_p bits; the exact one at
+         * params_init's size (full in spectral-rm-exact-full). */
+        params.marker_size =
+            seed->marker == EBB_SPECTRAL_MARKER_NONE    ? 0
+            : seed->marker == EBB_SPECTRAL_MARKER_BLOOM ? params.counters
+                                                        : params.marker_size;
+    }
     params.trap_slots = seed->traps;
     params.seed = 17;
     if (ebb_spectral_create(&params, out) != EBB_OK)

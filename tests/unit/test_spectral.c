@@ -53,7 +53,8 @@ static bool params_equal(const ebb_spectral_params *a,
 {
     return a->counters == b->counters && a->counter_bits == b->counter_bits &&
            a->k == b->k && a->method == b->method &&
-           a->secondary == b->secondary && a->marker_bits == b->marker_bits &&
+           a->secondary == b->secondary && a->secondary_k == b->secondary_k &&
+           a->marker == b->marker && a->marker_size == b->marker_size &&
            a->trap_slots == b->trap_slots && a->range == b->range &&
            a->seed == b->seed;
 }
@@ -90,22 +91,26 @@ enum {
     OFF_BITS = 40,
     OFF_K = 44,
     OFF_METHOD = 48,
-    OFF_RESERVED = 52,
+    OFF_SECONDARY_K = 52,
     OFF_SECONDARY = 56,
-    OFF_MARKER = 64,
-    OFF_TRAPS = 72,
-    OFF_RANGE = 80,
-    OFF_ADDED = 88,
-    OFF_REMOVED = 96,
-    OFF_REFUSED = 104,
-    OFF_SATURATIONS = 112,
-    OFF_MOVED = 120,
-    OFF_TRAPS_SET = 128,
-    OFF_TRAPS_SPRUNG = 136,
-    OFF_TRAPS_FULL = 144,
-    OFF_NET = 152,
-    OFF_TRAPS_USED = 160,
-    OFF_PAYLOAD = 168
+    OFF_MARKER_KIND = 64,
+    OFF_RESERVED = 68,
+    OFF_MARKER = 72,
+    OFF_TRAPS = 80,
+    OFF_RANGE = 88,
+    OFF_ADDED = 96,
+    OFF_REMOVED = 104,
+    OFF_REFUSED = 112,
+    OFF_SATURATIONS = 120,
+    OFF_MOVED = 128,
+    OFF_MOVES_REFUSED = 136,
+    OFF_TRAPS_SET = 144,
+    OFF_TRAPS_SPRUNG = 152,
+    OFF_TRAPS_FULL = 160,
+    OFF_NET = 168,
+    OFF_TRAPS_USED = 176,
+    OFF_FINGERPRINTS_USED = 184,
+    OFF_PAYLOAD = 192
 };
 
 /* ------------------------------------------------------------------------ */
@@ -119,20 +124,31 @@ static void params_init_and_check(void **state)
     assert_int_equal(ebb_spectral_params_init(100, 8, 4, EBB_SPECTRAL_MS, &p),
                      EBB_OK);
     assert_int_equal(p.counters, 100);
-    assert_int_equal(p.secondary + p.marker_bits + p.trap_slots + p.range +
-                         p.seed,
+    assert_int_equal(p.secondary + p.secondary_k + (uint64_t)p.marker +
+                         p.marker_size + p.trap_slots + p.range + p.seed,
                      0);
-    /* RM: m_p = ceil(2m / 3), m_s = m - m_p, marker m_p bits. */
-    const uint64_t totals[] = {3, 4, 5, 9, 10, 11, 1000};
+    /* RM: m_s = ceil(m / 10), m_p = m - m_s, k_s = min(2, k), an exact
+     * marker of ceil(m_s / 2) slots. */
+    const uint64_t totals[] = {2, 3, 4, 5, 9, 10, 11, 21, 1000, 7143};
     for (size_t i = 0; i < sizeof totals / sizeof *totals; i++) {
         uint64_t m = totals[i];
-        assert_int_equal(
-            ebb_spectral_params_init(m, 8, 3, EBB_SPECTRAL_RM, &p), EBB_OK);
-        assert_int_equal(p.counters, (2 * m + 2) / 3);
-        assert_int_equal(p.counters + p.secondary, m);
-        assert_int_equal(p.marker_bits, p.counters);
+        for (uint32_t k = 1; k <= 3; k++) {
+            assert_int_equal(
+                ebb_spectral_params_init(m, 8, k, EBB_SPECTRAL_RM, &p),
+                EBB_OK);
+            assert_int_equal(p.secondary, (m + 9) / 10);
+            assert_int_equal(p.counters + p.secondary, m);
+            assert_int_equal(p.secondary_k, k < 2 ? k : 2);
+            assert_int_equal(p.marker, EBB_SPECTRAL_MARKER_EXACT);
+            assert_int_equal(p.marker_size, (p.secondary + 1) / 2);
+        }
     }
-    assert_int_equal(ebb_spectral_params_init(2, 8, 3, EBB_SPECTRAL_RM, &p),
+    assert_int_equal(ebb_spectral_params_init(7143, 8, 5, EBB_SPECTRAL_RM, &p),
+                     EBB_OK);
+    assert_int_equal(p.counters, 6428);
+    assert_int_equal(p.secondary, 715);
+    assert_int_equal(p.marker_size, 358);
+    assert_int_equal(ebb_spectral_params_init(1, 8, 3, EBB_SPECTRAL_RM, &p),
                      EBB_EINVAL);
     assert_int_equal(ebb_spectral_params_init(0, 8, 3, EBB_SPECTRAL_MS, &p),
                      EBB_EINVAL);
@@ -158,7 +174,13 @@ static void params_init_and_check(void **state)
     bad.secondary = 1;
     assert_int_equal(ebb_spectral_params_check(&bad), EBB_EINVAL);
     bad = ms;
-    bad.marker_bits = 1;
+    bad.marker_size = 1;
+    assert_int_equal(ebb_spectral_params_check(&bad), EBB_EINVAL);
+    bad = ms;
+    bad.secondary_k = 1;
+    assert_int_equal(ebb_spectral_params_check(&bad), EBB_EINVAL);
+    bad = ms;
+    bad.marker = EBB_SPECTRAL_MARKER_NONE;
     assert_int_equal(ebb_spectral_params_check(&bad), EBB_EINVAL);
     bad = ms;
     bad.trap_slots = 1;
@@ -169,6 +191,33 @@ static void params_init_and_check(void **state)
     ebb_spectral_params rm = shape(30, 8, 3, EBB_SPECTRAL_RM, 0);
     bad = rm;
     bad.secondary = 0;
+    assert_int_equal(ebb_spectral_params_check(&bad), EBB_EINVAL);
+    /* secondary_k 1..32; the marker's size by kind. */
+    bad = rm;
+    bad.secondary_k = 0;
+    assert_int_equal(ebb_spectral_params_check(&bad), EBB_EINVAL);
+    bad.secondary_k = EBB_SPECTRAL_MAX_K + 1;
+    assert_int_equal(ebb_spectral_params_check(&bad), EBB_EINVAL);
+    bad.secondary_k = EBB_SPECTRAL_MAX_K;
+    assert_int_equal(ebb_spectral_params_check(&bad), EBB_OK);
+    const ebb_spectral_marker kinds[3] = {EBB_SPECTRAL_MARKER_EXACT,
+                                          EBB_SPECTRAL_MARKER_BLOOM,
+                                          EBB_SPECTRAL_MARKER_NONE};
+    for (int i = 0; i < 3; i++) {
+        bool none = kinds[i] == EBB_SPECTRAL_MARKER_NONE;
+        bad = rm;
+        bad.marker = kinds[i];
+        bad.marker_size = 0;
+        assert_int_equal(ebb_spectral_params_check(&bad),
+                         none ? EBB_OK : EBB_EINVAL);
+        bad.marker_size = 1;
+        assert_int_equal(ebb_spectral_params_check(&bad),
+                         none ? EBB_EINVAL : EBB_OK);
+        bad.marker_size = EBB_SPECTRAL_MAX_COUNTERS + 1;
+        assert_int_equal(ebb_spectral_params_check(&bad), EBB_EINVAL);
+    }
+    bad = rm;
+    bad.marker = (ebb_spectral_marker)3;
     assert_int_equal(ebb_spectral_params_check(&bad), EBB_EINVAL);
     bad = rm;
     bad.trap_slots = rm.counters + 1;
@@ -227,14 +276,20 @@ static void choose_is_smallest(void **state)
                 CHECK(below > targets[b], "m - 1 meets the target: %g",
                       below);
             }
-            /* RM: that m is the total. */
+            /* RM: that m is the primary's; the secondary ceil(m / 9),
+             * k_s 2, an exact marker of ceil(m_s / 2) slots on top. */
             ebb_spectral_params rm;
             assert_int_equal(ebb_spectral_choose(ns[a], targets[b],
                                                  EBB_SPECTRAL_RM, &rm),
                              EBB_OK);
-            uint64_t total = p.counters < 3 ? 3 : p.counters;
-            assert_int_equal(rm.counters + rm.secondary, total);
+            assert_int_equal(rm.counters, p.counters);
+            assert_int_equal(rm.secondary, (p.counters + 8) / 9);
             assert_int_equal(rm.k, p.k);
+            assert_int_equal(rm.secondary_k, 2);
+            assert_int_equal(rm.marker, EBB_SPECTRAL_MARKER_EXACT);
+            assert_int_equal(rm.marker_size, (rm.secondary + 1) / 2);
+            assert_true(ebb_spectral_memory_for(&rm) >
+                        ebb_spectral_memory_for(&p) + 8 * rm.marker_size);
         }
     }
     ebb_spectral_params p;
@@ -772,7 +827,14 @@ static void batches_equal_single_calls(void **state)
 
 static ebb_spectral_params rm_with_traps(void)
 {
+    /* The shape of docs/format.md's example: m_p 200, m_s 100 (k_s 3),
+     * a Bloom marker of 200 bits, 8 trap slots. */
     ebb_spectral_params p = shape(300, 5, 3, EBB_SPECTRAL_RM, 99);
+    p.counters = 200;
+    p.secondary = 100;
+    p.secondary_k = 3;
+    p.marker = EBB_SPECTRAL_MARKER_BLOOM;
+    p.marker_size = 200;
     p.trap_slots = 8;
     return p;
 }
@@ -851,17 +913,19 @@ static void round_trip(const ebb_spectral_params *p, uint64_t seed)
 static void snapshot_round_trips(void **state)
 {
     (void)state;
-    ebb_spectral_params shapes[6] = {
+    ebb_spectral_params shapes[7] = {
         shape(100, 7, 3, EBB_SPECTRAL_MS, 1),
         shape(64, 32, 5, EBB_SPECTRAL_MI, 2),
         shape(1, 1, 1, EBB_SPECTRAL_MS, 3),
         shape(301, 5, 3, EBB_SPECTRAL_RM, 4),
         rm_with_traps(),
         shape(99, 13, 2, EBB_SPECTRAL_MS, 5),
+        shape(301, 6, 3, EBB_SPECTRAL_RM, 6), /* exact marker */
     };
-    shapes[3].marker_bits = 0;
+    shapes[3].marker = EBB_SPECTRAL_MARKER_NONE;
+    shapes[3].marker_size = 0;
     shapes[5].range = 1000;
-    for (int i = 0; i < 6; i++)
+    for (int i = 0; i < 7; i++)
         round_trip(&shapes[i], 40 + (uint64_t)i);
     /* Fresh and cleared filters: all-zero payloads. */
     ebb_spectral *f = make(&shapes[4]);
@@ -883,7 +947,7 @@ static void snapshot_layout(void **state)
     ebb_spectral *f = make(&p);
     ebb_spectral_add(f, "x", 1, 5);
     support_snap s = snap(f);
-    assert_int_equal(s.size, 32 + 136 + 11 * 8 + 8);
+    assert_int_equal(s.size, 32 + 160 + 11 * 8 + 8);
     assert_int_equal(support_get_le(s.bytes + 24, 8), 0x1234);
     assert_int_equal(support_get_le(s.bytes + OFF_COUNTERS, 8), 100);
     assert_int_equal(support_get_le(s.bytes + OFF_BITS, 4), 7);
@@ -898,7 +962,7 @@ static void snapshot_layout(void **state)
     f = make(&p);
     s = snap(f);
     size_t payload = 8 * (16 + 8 + 4) + 24 * 8;
-    assert_int_equal(s.size, 32 + 136 + payload + 8);
+    assert_int_equal(s.size, 32 + 160 + payload + 8);
     const unsigned char *trap = s.bytes + OFF_PAYLOAD + 8 * 28;
     assert_true(support_get_le(trap, 8) == UINT64_MAX);
     assert_int_equal(support_get_le(trap + 8, 8), 0);
@@ -971,6 +1035,12 @@ static void snapshot_rejections(void **state)
     assert_int_equal(load_edited(&s, OFF_METHOD, 4, 1), EBB_OK);
     assert_int_equal(load_edited(&s, OFF_METHOD, 4, 2), EBB_ECORRUPT);
     assert_int_equal(load_edited(&s, OFF_RESERVED, 4, 1), EBB_ECORRUPT);
+    assert_int_equal(load_edited(&s, OFF_SECONDARY_K, 4, 1), EBB_ECORRUPT);
+    assert_int_equal(load_edited(&s, OFF_MARKER_KIND, 4, 1), EBB_ECORRUPT);
+    assert_int_equal(load_edited(&s, OFF_MARKER_KIND, 4, 3), EBB_ECORRUPT);
+    assert_int_equal(load_edited(&s, OFF_MOVES_REFUSED, 8, 1), EBB_ECORRUPT);
+    assert_int_equal(load_edited(&s, OFF_FINGERPRINTS_USED, 8, 1),
+                     EBB_ECORRUPT);
     assert_int_equal(load_edited(&s, OFF_SECONDARY, 8, 1), EBB_ECORRUPT);
     assert_int_equal(load_edited(&s, OFF_MARKER, 8, 1), EBB_ECORRUPT);
     assert_int_equal(load_edited(&s, OFF_TRAPS, 8, 1), EBB_ECORRUPT);

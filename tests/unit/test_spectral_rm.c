@@ -10,14 +10,16 @@
  * Then the property: on random insert/delete streams that never delete
  * more than was inserted, over small filters where collisions are the
  * rule, estimate >= truth. The test watches each stream for the one
- * event rm.c's essay names as the residual risk: a key found "directed"
- * (in the marker, or with a secondary minimum > 0 without one) although
- * its earlier occurrences never reached the secondary ("taint"). The
- * provable claim, asserted for the marker and no-marker variants: a
- * stream without taint has no answer below the truth. The totals
- * (violations, tainted streams) are printed and pinned; trapping RM's
+ * event rm.c's essay names as the risk of the paper's markers: a key
+ * found "directed" (its bits in the Bloom marker, or with a secondary
+ * minimum > 0 without one) although its earlier occurrences never
+ * reached the secondary ("taint"). The exact marker (the default) can
+ * have no taint, and has no answer below the truth at any load, even
+ * with its table full (moves refused); the Bloom marker and no marker
+ * fail on overloaded filters, in tainted streams only. Trapping RM's
  * violations are counted and asserted present (Fig. 2 is not one-sided,
- * see rm.c).
+ * see rm.c). Last, the exact marker's snapshots (round trip, corrupt
+ * tables refused) and its partitioned union.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -34,16 +36,42 @@
 
 /* ---- helpers ------------------------------------------------------------ */
 
-static ebb_spectral *make_rm(uint64_t m, uint32_t k, uint64_t marker_bits,
-                             uint64_t trap_slots)
+/* The marker of a test filter: kind and size (UINT64_MAX: the old
+ * default, m_p bits for BLOOM; 64 slots for EXACT, room for every key). */
+typedef struct marker_spec {
+    ebb_spectral_marker kind;
+    uint64_t size;
+} marker_spec;
+
+static const marker_spec EXACT = {EBB_SPECTRAL_MARKER_EXACT, UINT64_MAX};
+static const marker_spec BLOOM = {EBB_SPECTRAL_MARKER_BLOOM, UINT64_MAX};
+static const marker_spec NONE = {EBB_SPECTRAL_MARKER_NONE, 0};
+
+/* RM of m counters in all split as the paper's Table 1 (m_p = ceil(2m/3),
+ * m_s the rest, k_s = k): the shapes the property was first measured on. */
+static ebb_spectral_params rm_shape(uint64_t m, uint32_t k, marker_spec mk,
+                                    uint64_t trap_slots)
 {
     ebb_spectral_params p;
-    ebb_spectral *f = NULL;
     assert_int_equal(ebb_spectral_params_init(m, 32, k, EBB_SPECTRAL_RM, &p),
                      EBB_OK);
-    p.marker_bits = marker_bits == UINT64_MAX ? p.counters : marker_bits;
+    p.counters = (2 * m + 2) / 3;
+    p.secondary = m - p.counters;
+    p.secondary_k = k;
+    p.marker = mk.kind;
+    p.marker_size = mk.size != UINT64_MAX ? mk.size
+                    : mk.kind == EBB_SPECTRAL_MARKER_BLOOM ? p.counters
+                                                            : 64;
     p.trap_slots = trap_slots == UINT64_MAX ? p.counters / 4 : trap_slots;
     p.seed = 7;
+    return p;
+}
+
+static ebb_spectral *make_rm(uint64_t m, uint32_t k, marker_spec mk,
+                             uint64_t trap_slots)
+{
+    ebb_spectral_params p = rm_shape(m, k, mk, trap_slots);
+    ebb_spectral *f = NULL;
     assert_int_equal(ebb_spectral_create(&p, &f), EBB_OK);
     return f;
 }
@@ -75,11 +103,20 @@ static bool directed(const ebb_spectral *f, ebb_hash128 h)
 {
     uint64_t pos[EBB_SPECTRAL_MAX_K];
     uint32_t k = f->params.k;
-    if (f->params.marker_bits == 0) {
-        positions(f, h, SPECTRAL_SECONDARY, f->params.secondary, pos);
-        return spectral_min(&f->secondary, pos, k, NULL) > 0;
+    if (f->params.marker == EBB_SPECTRAL_MARKER_NONE) {
+        spectral_positions(spectral_part_hash(h, SPECTRAL_SECONDARY),
+                           f->params.secondary_k, f->params.secondary, pos);
+        return spectral_min(&f->secondary, pos, f->params.secondary_k,
+                            NULL) > 0;
     }
-    positions(f, h, SPECTRAL_MARKER, f->params.marker_bits, pos);
+    if (f->params.marker == EBB_SPECTRAL_MARKER_EXACT) {
+        uint64_t fp = spectral_fingerprint(h);
+        for (uint64_t i = 0; i < f->params.marker_size; i++)
+            if (f->fingerprints[i] == fp)
+                return true;
+        return false;
+    }
+    positions(f, h, SPECTRAL_MARKER, f->params.marker_size, pos);
     for (uint32_t j = 0; j < k; j++)
         if (ebb_cells_get(&f->marker, pos[j]) == 0)
             return false;
@@ -89,8 +126,9 @@ static bool directed(const ebb_spectral *f, ebb_hash128 h)
 static uint64_t secondary_min(const ebb_spectral *f, ebb_hash128 h)
 {
     uint64_t pos[EBB_SPECTRAL_MAX_K];
-    positions(f, h, SPECTRAL_SECONDARY, f->params.secondary, pos);
-    return spectral_min(&f->secondary, pos, f->params.k, NULL);
+    spectral_positions(spectral_part_hash(h, SPECTRAL_SECONDARY),
+                       f->params.secondary_k, f->params.secondary, pos);
+    return spectral_min(&f->secondary, pos, f->params.secondary_k, NULL);
 }
 
 /* ---- exact cases -------------------------------------------------------- */
@@ -101,8 +139,9 @@ static uint64_t secondary_min(const ebb_spectral *f, ebb_hash128 h)
 static void test_move_and_follow(void **state)
 {
     (void)state;
-    for (int marker = 0; marker < 2; marker++) {
-        ebb_spectral *f = make_rm(300, 2, marker ? UINT64_MAX : 0, 0);
+    const marker_spec kinds[3] = {EXACT, BLOOM, NONE};
+    for (int marker = 0; marker < 3; marker++) {
+        ebb_spectral *f = make_rm(300, 2, kinds[marker], 0);
         uint64_t px[2], py[2];
         uint64_t x = 0, y = 1;
         ebb_hash128 hx, hy;
@@ -149,7 +188,7 @@ static void test_move_and_follow(void **state)
 static void test_coincident_is_not_recurring(void **state)
 {
     (void)state;
-    ebb_spectral *f = make_rm(60, 3, UINT64_MAX, 0);
+    ebb_spectral *f = make_rm(60, 3, EXACT, 0);
     uint64_t m = f->params.counters;
     uint64_t px[3], py[3], x, y;
     ebb_hash128 hx, hy;
@@ -176,7 +215,7 @@ static void test_coincident_is_not_recurring(void **state)
 static void test_refused_removal(void **state)
 {
     (void)state;
-    ebb_spectral *f = make_rm(3000, 4, UINT64_MAX, 0);
+    ebb_spectral *f = make_rm(3000, 4, EXACT, 0);
     ebb_hash128 h = key_hash(f, 42);
     assert_int_equal(ebb_spectral_remove_hash(f, h, 1), EBB_EUNDERFLOW);
     assert_int_equal(f->stats.refused_removals, 1);
@@ -213,7 +252,7 @@ static void test_saturation(void **state)
 static void test_forget(void **state)
 {
     (void)state;
-    ebb_spectral *f = make_rm(90, 3, UINT64_MAX, 16);
+    ebb_spectral *f = make_rm(90, 3, BLOOM, 16);
     uint64_t truth[40] = {0};
     ebb_rng rng;
     ebb_rng_seed(&rng, 5);
@@ -266,7 +305,7 @@ static void test_traps(void **state)
 {
     (void)state;
     /* Small m, Zipf-like stream: traps are set, sprung and cleared. */
-    ebb_spectral *f = make_rm(150, 3, UINT64_MAX, 64);
+    ebb_spectral *f = make_rm(150, 3, EXACT, 64);
     ebb_rng rng;
     ebb_rng_seed(&rng, 11);
     for (int i = 0; i < 5000; i++) {
@@ -289,7 +328,7 @@ static void test_traps(void **state)
     ebb_spectral_destroy(f);
 
     /* One slot: the second trap finds the table full. */
-    f = make_rm(150, 3, UINT64_MAX, 1);
+    f = make_rm(150, 3, EXACT, 1);
     ebb_rng_seed(&rng, 12);
     for (int i = 0; i < 3000; i++)
         ebb_spectral_add_hash(f, key_hash(f, ebb_rng_below(&rng, 60)), 1);
@@ -310,7 +349,7 @@ typedef struct prop_result {
     uint64_t streams_bad;     /* streams with at least one violation     */
     uint64_t streams_tainted; /* streams with a mid-stream false direct  */
     uint64_t bad_untainted;   /* violations in streams without taint     */
-    uint64_t moved, sprung;
+    uint64_t moved, sprung, moves_refused;
 } prop_result;
 
 /* One stream: adds (r 1..3, skewed keys) and removals of at most what the
@@ -320,10 +359,11 @@ typedef struct prop_result {
  * kept while its adds follow it there; a key found directed before an
  * add or removal without being whole while it has occurrences is a
  * taint. */
-static void prop_stream(uint64_t seed, uint64_t prop_m, uint64_t marker_bits,
-                        uint64_t trap_slots, prop_result *out)
+static void prop_stream(uint64_t seed, const ebb_spectral_params *p,
+                        prop_result *out)
 {
-    ebb_spectral *f = make_rm(prop_m, 3, marker_bits, trap_slots);
+    ebb_spectral *f = NULL;
+    assert_int_equal(ebb_spectral_create(p, &f), EBB_OK);
     uint64_t truth[PROP_KEYS] = {0};
     bool whole[PROP_KEYS] = {false};
     ebb_hash128 h[PROP_KEYS];
@@ -349,7 +389,7 @@ static void prop_stream(uint64_t seed, uint64_t prop_m, uint64_t marker_bits,
         if (truth[key] > 0 && ebb_rng_below(&rng, 5) < 2) {
             uint64_t r = 1 + ebb_rng_below(&rng, truth[key]);
             ebb_status st = ebb_spectral_remove_hash(f, h[key], r);
-            if (trap_slots == 0)
+            if (p->trap_slots == 0)
                 assert_int_equal(st, EBB_OK);
             if (st == EBB_OK)
                 truth[key] -= r;
@@ -364,81 +404,337 @@ static void prop_stream(uint64_t seed, uint64_t prop_m, uint64_t marker_bits,
         for (uint32_t x = 0; x < PROP_KEYS; x++)
             bad += ebb_spectral_estimate_hash(f, h[x]) < truth[x];
     }
+    if (p->marker == EBB_SPECTRAL_MARKER_EXACT) {
+        assert_int_equal(f->fingerprints_used, f->stats.moved);
+        assert_true(f->fingerprints_used <= p->marker_size);
+    }
     out->violations += bad;
     out->streams_bad += bad > 0;
     out->streams_tainted += tainted;
     out->bad_untainted += tainted ? 0 : bad;
     out->moved += f->stats.moved;
     out->sprung += f->stats.traps_sprung;
+    out->moves_refused += f->stats.moves_refused;
     ebb_spectral_destroy(f);
 }
 
-static prop_result prop_run(const char *name, uint64_t m,
-                            uint64_t marker_bits, uint64_t trap_slots)
+static const char *marker_name(ebb_spectral_marker kind)
+{
+    return kind == EBB_SPECTRAL_MARKER_EXACT   ? "exact"
+           : kind == EBB_SPECTRAL_MARKER_BLOOM ? "bloom"
+                                               : "none";
+}
+
+static prop_result prop_run(const char *name, const ebb_spectral_params *p)
 {
     prop_result res = {0};
     for (uint64_t s = 0; s < PROP_SEEDS; s++)
-        prop_stream(1000 + s, m, marker_bits, trap_slots, &res);
-    printf("%-10s m %llu seeds %u ops %u keys %u: violations %llu in %llu streams;"
-           " tainted streams %llu; violations in untainted %llu; moved %llu"
-           " sprung %llu\n",
-           name, (unsigned long long)m, PROP_SEEDS, PROP_OPS, PROP_KEYS,
+        prop_stream(1000 + s, p, &res);
+    printf("%-9s m_p %llu m_s %llu k_s %u marker %s %llu traps %llu, %u seeds"
+           " x %u ops, %u keys: violations %llu in %llu streams; tainted"
+           " streams %llu; violations in untainted %llu; moved %llu"
+           " refused %llu sprung %llu\n",
+           name, (unsigned long long)p->counters,
+           (unsigned long long)p->secondary, p->secondary_k,
+           marker_name(p->marker), (unsigned long long)p->marker_size,
+           (unsigned long long)p->trap_slots, PROP_SEEDS, PROP_OPS, PROP_KEYS,
            (unsigned long long)res.violations,
            (unsigned long long)res.streams_bad,
            (unsigned long long)res.streams_tainted,
            (unsigned long long)res.bad_untainted,
-           (unsigned long long)res.moved, (unsigned long long)res.sprung);
+           (unsigned long long)res.moved,
+           (unsigned long long)res.moves_refused,
+           (unsigned long long)res.sprung);
     assert_true(res.moved > 0);
     return res;
 }
 
-/* m = 300 counters in all (primary 200: gamma 0.72 for 48 keys, k 3, the
- * paper's regime; E_b about 0.13, so collisions are the rule), the
- * marker 200 bits: no answer below the truth on any of the 200 streams. */
-static void test_property_marker(void **state)
+static prop_result prop_shape(const char *name, uint64_t m, marker_spec mk,
+                              uint64_t trap_slots)
+{
+    ebb_spectral_params p = rm_shape(m, 3, mk, trap_slots);
+    return prop_run(name, &p);
+}
+
+/* The exact marker: directed iff moved, so no taint and no answer below
+ * the truth, at m = 300 (primary 200: gamma 0.72 for 48 keys, k 3, the
+ * paper's regime; E_b about 0.13) and overloaded at m = 150 and 90, where
+ * the Bloom marker and no marker fail (below). */
+static void test_property_exact(void **state)
 {
     (void)state;
-    prop_result res = prop_run("marker", 300, UINT64_MAX, 0);
+    const uint64_t sizes[3] = {300, 150, 90};
+    for (int i = 0; i < 3; i++) {
+        prop_result res = prop_shape("exact", sizes[i], EXACT, 0);
+        assert_int_equal(res.streams_tainted, 0);
+        assert_int_equal(res.violations, 0);
+        assert_int_equal(res.moves_refused, 0);
+    }
+}
+
+/* The default shape (params_init: m_s = m/10, k_s 2, ceil(m_s/2) slots):
+ * at m = 300 its 15 slots fill, moves are refused, still one-sided; and
+ * a one-slot table. */
+static void test_property_exact_full(void **state)
+{
+    (void)state;
+    ebb_spectral_params p;
+    assert_int_equal(ebb_spectral_params_init(300, 32, 3, EBB_SPECTRAL_RM, &p),
+                     EBB_OK);
+    p.seed = 7;
+    prop_result res = prop_run("default", &p);
+    assert_true(res.moves_refused > 0);
+    assert_int_equal(res.violations, 0);
     assert_int_equal(res.streams_tainted, 0);
+    assert_int_equal(ebb_spectral_params_init(90, 32, 3, EBB_SPECTRAL_RM, &p),
+                     EBB_OK);
+    p.seed = 7;
+    res = prop_run("default", &p);
+    assert_true(res.moves_refused > 0);
+    assert_int_equal(res.violations, 0);
+    marker_spec one = {EBB_SPECTRAL_MARKER_EXACT, 1};
+    res = prop_shape("exact-1", 150, one, 0);
+    assert_true(res.moves_refused > 0);
+    assert_int_equal(res.moved, PROP_SEEDS); /* one per stream, then full */
     assert_int_equal(res.violations, 0);
 }
 
-/* The residual risk shown: at m = 150 the marker (100 bits) holds ~34
- * moved keys' 3 bits each and is nearly full, so keys become "directed"
- * mid-stream by others' bits. Every violation lies in a tainted stream. */
-static void test_property_marker_overfull(void **state)
+/* The paper's marker B_f (m_p bits): clean at m = 300; at m = 150 (100
+ * bits holding ~34 moved keys' 3 bits each, nearly full) keys become
+ * "directed" mid-stream by others' bits and answer below the truth.
+ * Every violation lies in a tainted stream. */
+static void test_property_bloom(void **state)
 {
     (void)state;
-    prop_result res = prop_run("marker-150", 150, UINT64_MAX, 0);
+    prop_result res = prop_shape("bloom", 300, BLOOM, 0);
+    assert_int_equal(res.streams_tainted, 0);
+    assert_int_equal(res.violations, 0);
+    res = prop_shape("bloom", 150, BLOOM, 0);
     assert_true(res.streams_tainted > 0);
     assert_true(res.violations > 0);
     assert_int_equal(res.bad_untainted, 0);
 }
 
 /* Without a marker the secondary is the test of "directed": at m = 300 its
- * false positives arise mid-stream in every stream (measured 200 of 200
- * tainted, violations in 200); at m = 600 none. Provable either way:
- * untainted streams have no violation. */
+ * false positives arise mid-stream in every stream; at m = 600 none.
+ * Provable either way: untainted streams have no violation. */
 static void test_property_no_marker(void **state)
 {
     (void)state;
-    prop_result res = prop_run("no-marker", 300, 0, 0);
+    prop_result res = prop_shape("none", 300, NONE, 0);
     assert_int_equal(res.bad_untainted, 0);
     assert_true(res.violations > 0);
     assert_int_equal(res.streams_tainted, PROP_SEEDS);
-    res = prop_run("no-marker", 600, 0, 0);
+    res = prop_shape("none", 600, NONE, 0);
     assert_int_equal(res.violations, 0);
 }
 
 /* Trapping RM (Fig. 2): answers below the truth in streams without taint,
- * from the move's "decrease m_x from X's bits in main SBF" (rm.c). */
+ * from the move's "decrease m_x from X's bits in main SBF" (rm.c), with
+ * either marker. */
 static void test_property_trapping(void **state)
 {
     (void)state;
-    prop_result res = prop_run("trapping", 300, UINT64_MAX, UINT64_MAX);
-    assert_true(res.sprung > 0);
-    assert_true(res.bad_untainted > 0);
-    assert_int_equal(res.streams_bad, PROP_SEEDS);
+    const marker_spec kinds[2] = {EXACT, BLOOM};
+    for (int i = 0; i < 2; i++) {
+        prop_result res = prop_shape("trapping", 300, kinds[i], UINT64_MAX);
+        assert_true(res.sprung > 0);
+        assert_true(res.bad_untainted > 0);
+        assert_int_equal(res.streams_bad, PROP_SEEDS);
+    }
+}
+
+/* ---- the exact marker's snapshots and union ------------------------------ */
+
+/* Offsets in a family-6 snapshot (docs/format.md): frame 32 bytes, then
+ * the 160-byte parameter block. */
+#define OFF_FINGERPRINTS_USED (32 + 152)
+#define OFF_PAYLOAD (32 + 160)
+
+static support_snap snap(const ebb_spectral *f)
+{
+    support_snap s = support_snap_alloc(ebb_spectral_snapshot_size(f));
+    size_t written = 0;
+    assert_int_equal(ebb_spectral_save(f, s.bytes, s.size, &written), EBB_OK);
+    assert_int_equal(written, s.size);
+    return s;
+}
+
+static ebb_status load_forged(const support_snap *base, size_t off,
+                              uint64_t value, size_t off2, uint64_t value2)
+{
+    support_snap s = support_snap_alloc(base->size);
+    memcpy(s.bytes, base->bytes, base->size);
+    support_put_le(s.bytes + off, 8, value);
+    if (off2 != 0)
+        support_put_le(s.bytes + off2, 8, value2);
+    support_snap_forge_checksum(&s);
+    ebb_spectral *g = NULL;
+    ebb_status st = ebb_spectral_load(s.bytes, s.size, &g);
+    if (st == EBB_OK)
+        ebb_spectral_destroy(g);
+    else
+        assert_null(g);
+    support_snap_free(&s);
+    return st;
+}
+
+/* A filter of the default split (m 200, 16-bit counters, k 3) with an
+ * exact marker of `slots` slots, `keys` keys added skewed. */
+static ebb_spectral *exact_filter(uint64_t slots, uint32_t keys,
+                                  uint64_t seed, uint64_t first_key)
+{
+    ebb_spectral_params p;
+    ebb_spectral *f = NULL;
+    assert_int_equal(ebb_spectral_params_init(200, 16, 3, EBB_SPECTRAL_RM, &p),
+                     EBB_OK);
+    p.marker_size = slots;
+    p.seed = 7;
+    assert_int_equal(ebb_spectral_create(&p, &f), EBB_OK);
+    ebb_rng rng;
+    ebb_rng_seed(&rng, seed);
+    for (uint32_t i = 0; i < 20 * keys; i++) {
+        uint64_t key =
+            first_key + ebb_rng_below(&rng, 1 + ebb_rng_below(&rng, keys));
+        ebb_spectral_add_hash(f, key_hash(f, key), 1);
+    }
+    return f;
+}
+
+static void test_exact_snapshot(void **state)
+{
+    (void)state;
+    ebb_spectral *f = exact_filter(80, 60, 3, 0);
+    uint64_t slots = f->params.marker_size;
+    printf("exact snapshot: moved %llu, slots used %llu of %llu\n",
+           (unsigned long long)f->stats.moved,
+           (unsigned long long)f->fingerprints_used,
+           (unsigned long long)slots);
+    assert_true(f->fingerprints_used >= 4 && f->fingerprints_used < slots);
+    support_snap s = snap(f);
+    ebb_spectral *g = NULL;
+    assert_int_equal(ebb_spectral_load(s.bytes, s.size, &g), EBB_OK);
+    assert_int_equal(g->fingerprints_used, f->fingerprints_used);
+    assert_memory_equal(g->fingerprints, f->fingerprints, slots * 8);
+    support_snap t = snap(g);
+    assert_int_equal(t.size, s.size);
+    assert_memory_equal(t.bytes, s.bytes, s.size);
+    for (uint64_t key = 0; key < 60; key++)
+        assert_int_equal(ebb_spectral_estimate_hash(g, key_hash(g, key)),
+                         ebb_spectral_estimate_hash(f, key_hash(f, key)));
+
+    /* The table's place in the payload: after primary and secondary. */
+    size_t table = OFF_PAYLOAD +
+                   8 * (ebb_cells_word_count(f->params.counters, 16) +
+                        ebb_cells_word_count(f->params.secondary, 16));
+    assert_int_equal(s.size, table + 8 * slots + 8);
+    uint64_t used = f->fingerprints_used;
+    /* Find an occupied slot i whose fingerprint sits at its home and whose
+     * next slot is empty, and an empty slot e whose predecessor is empty. */
+    uint64_t at = UINT64_MAX, gap = UINT64_MAX;
+    for (uint64_t i = 0; i < slots; i++) {
+        uint64_t fp = f->fingerprints[i], next = (i + 1) % slots;
+        uint64_t prev = (i + slots - 1) % slots;
+        if (fp != 0 && spectral_fingerprint_home(fp, slots) == i &&
+            f->fingerprints[next] == 0 && at == UINT64_MAX)
+            at = i;
+        if (fp == 0 && f->fingerprints[prev] == 0 && gap == UINT64_MAX)
+            gap = i;
+    }
+    assert_true(at != UINT64_MAX && gap != UINT64_MAX);
+    uint64_t fp = f->fingerprints[at];
+    size_t used_off = OFF_FINGERPRINTS_USED;
+    /* The count must match. */
+    assert_int_equal(load_forged(&s, used_off, used + 1, 0, 0), EBB_ECORRUPT);
+    assert_int_equal(load_forged(&s, used_off, used - 1, 0, 0), EBB_ECORRUPT);
+    /* A duplicate right after the original: reachable, but twice. */
+    assert_int_equal(load_forged(&s, used_off, used + 1,
+                                 table + 8 * ((at + 1) % slots), fp),
+                     EBB_ECORRUPT);
+    /* The fingerprint moved to a slot an empty one separates from its
+     * home (gap is empty with an empty predecessor, so unreachable unless
+     * it is fp's home). */
+    if (spectral_fingerprint_home(fp, slots) != gap)
+        assert_int_equal(load_forged(&s, table + 8 * at, 0, table + 8 * gap,
+                                     fp),
+                         EBB_ECORRUPT);
+    /* A new fingerprint placed at its own empty home loads (the check is
+     * not stricter than the insert). */
+    uint64_t forged = 0x123456789abcdefu;
+    while (f->fingerprints[spectral_fingerprint_home(forged, slots)] != 0)
+        forged += 0x1000000000000u;
+    assert_int_equal(
+        load_forged(&s, used_off, used + 1,
+                    table + 8 * spectral_fingerprint_home(forged, slots),
+                    forged),
+        EBB_OK);
+    /* Moves refused and fingerprints with another marker kind. */
+    ebb_spectral_clear(f);
+    assert_int_equal(f->fingerprints_used, 0);
+    for (uint64_t i = 0; i < slots; i++)
+        assert_int_equal(f->fingerprints[i], 0);
+    support_snap_free(&t);
+    t = snap(f);
+    assert_int_equal(load_forged(&t, table + 8 * at, fp, used_off, 1),
+                     EBB_ECORRUPT); /* nothing added, a fingerprint */
+    support_snap_free(&t);
+    support_snap_free(&s);
+    ebb_spectral_destroy(g);
+    ebb_spectral_destroy(f);
+}
+
+/* Partitioned union: src's fingerprints join dest's; a table too small
+ * for both refuses (EBB_ELIMIT) and neither filter changes; without the
+ * flag the table is forgotten. */
+static void test_exact_merge(void **state)
+{
+    (void)state;
+    ebb_spectral *a = exact_filter(40, 30, 4, 0);
+    ebb_spectral *b = exact_filter(40, 30, 5, 1000); /* disjoint keys */
+    uint64_t ua = a->fingerprints_used, ub = b->fingerprints_used;
+    assert_true(ua > 0 && ub > 0 && ua + ub <= a->params.marker_size);
+    assert_int_equal(ebb_spectral_merge(a, b, 1,
+                                        EBB_SPECTRAL_MERGE_PARTITIONED),
+                     EBB_OK);
+    assert_int_equal(a->fingerprints_used, ua + ub);
+    assert_int_equal(a->stats.moved, ua + ub);
+    for (uint64_t i = 0; i < b->params.marker_size; i++)
+        if (b->fingerprints[i] != 0) {
+            uint64_t at = spectral_fingerprint_slot(
+                a->fingerprints, a->params.marker_size, b->fingerprints[i]);
+            assert_true(at != UINT64_MAX &&
+                        a->fingerprints[at] == b->fingerprints[i]);
+        }
+    /* Merging again: src's are all there already, nothing to insert. */
+    assert_int_equal(ebb_spectral_merge(a, b, 1,
+                                        EBB_SPECTRAL_MERGE_PARTITIONED),
+                     EBB_OK);
+    assert_int_equal(a->fingerprints_used, ua + ub);
+    /* Too many for dest: refused, neither changed. */
+    ebb_spectral *c = exact_filter(40, 60, 6, 2000);
+    ebb_spectral *d = exact_filter(40, 60, 7, 3000);
+    assert_true(c->fingerprints_used + d->fingerprints_used >
+                c->params.marker_size);
+    support_snap c0 = snap(c), d0 = snap(d);
+    assert_int_equal(ebb_spectral_merge(c, d, 1,
+                                        EBB_SPECTRAL_MERGE_PARTITIONED),
+                     EBB_ELIMIT);
+    support_snap c1 = snap(c), d1 = snap(d);
+    support_snap_assert_same(&c0, &c1);
+    support_snap_assert_same(&d0, &d1);
+    /* Not partitioned: forgotten. */
+    assert_int_equal(ebb_spectral_merge(c, d, 1, 0), EBB_OK);
+    assert_int_equal(c->fingerprints_used, 0);
+    for (uint64_t i = 0; i < c->params.marker_size; i++)
+        assert_int_equal(c->fingerprints[i], 0);
+    support_snap_free(&c0);
+    support_snap_free(&c1);
+    support_snap_free(&d0);
+    support_snap_free(&d1);
+    ebb_spectral_destroy(a);
+    ebb_spectral_destroy(b);
+    ebb_spectral_destroy(c);
+    ebb_spectral_destroy(d);
 }
 
 int main(void)
@@ -451,10 +747,13 @@ int main(void)
         cmocka_unit_test(test_saturation),
         cmocka_unit_test(test_forget),
         cmocka_unit_test(test_traps),
-        cmocka_unit_test(test_property_marker),
-        cmocka_unit_test(test_property_marker_overfull),
+        cmocka_unit_test(test_property_exact),
+        cmocka_unit_test(test_property_exact_full),
+        cmocka_unit_test(test_property_bloom),
         cmocka_unit_test(test_property_no_marker),
         cmocka_unit_test(test_property_trapping),
+        cmocka_unit_test(test_exact_snapshot),
+        cmocka_unit_test(test_exact_merge),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
