@@ -291,6 +291,9 @@ bool spectral_fingerprint_insert(ebb_spectral *f, uint64_t fp)
     if (i == UINT64_MAX)
         return false;
     if (f->fingerprints[i] == 0) {
+        if (f->fingerprints_used >=
+            spectral_fingerprint_capacity(f->params.marker_size))
+            return false;
         f->fingerprints[i] = fp;
         f->fingerprints_used++;
     }

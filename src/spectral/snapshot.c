@@ -27,10 +27,11 @@
  * nothing was ever added, the fingerprint table as rm.c builds it
  * (fingerprints used = the non-zero slots; every fingerprint reachable
  * from its home slot by linear probing without crossing an empty slot,
- * and none twice), and each trap entry empty or naming a primary counter
- * (< m), with traps used the number of non-empty entries. The
- * fingerprint walk costs the table's total probe displacement (quadratic
- * in a long cluster at worst).
+ * and none twice, at most 3/4 of the slots used), and each trap entry
+ * empty or naming a primary counter (< m), with traps used the number of
+ * non-empty entries. The fingerprint walk is bounded by a budget linear
+ * in the table (fingerprint_budget), so a forged cluster cannot make a
+ * load quadratic.
  */
 #include <string.h>
 
@@ -232,18 +233,32 @@ static uint64_t table_get(const uint8_t *at, uint64_t i)
 }
 
 /* Fingerprint slot i (non-zero fp) is where rm.c's insert would have put
- * it: every slot from fp's home up to i is occupied by another value. */
+ * it: every slot from fp's home up to i is occupied by another value.
+ * Each slot walked is taken from *budget; false when it runs out. */
 static bool fingerprint_placed(const uint8_t *table, uint64_t slots,
-                               uint64_t i, uint64_t fp)
+                               uint64_t i, uint64_t fp, uint64_t *budget)
 {
     uint64_t j = spectral_fingerprint_home(fp, slots);
     while (j != i) {
         uint64_t v = table_get(table, j);
-        if (v == 0 || v == fp)
+        if (v == 0 || v == fp || *budget == 0)
             return false;
+        --*budget;
         j = j + 1 == slots ? 0 : j + 1;
     }
     return true;
+}
+
+/* The walks' total length, the table's probe displacement, is bounded: a
+ * table rm.c built at most 3/4 full displaces a fingerprint by about 1.5
+ * slots on average, so 16 per slot (plus a floor that no table of up to
+ * 64 slots can reach, n <= slots entries displaced < slots each) is
+ * never met by one, while a forged table of one long run, which would
+ * cost a walk quadratic in its size, is refused in linear time. */
+static uint64_t fingerprint_budget(uint64_t slots)
+{
+    return slots <= (UINT64_MAX - 4096u) / 16u ? 16u * slots + 4096u
+                                                : UINT64_MAX;
 }
 
 /* RM's exact marker: marker size fingerprints, the non-zero ones counted
@@ -254,14 +269,16 @@ static bool fingerprints_plausible(ebb_reader *r, const spectral_header *h)
     if (p->method != EBB_SPECTRAL_RM || p->marker != EBB_SPECTRAL_MARKER_EXACT)
         return true;
     const uint8_t *table = r->at;
-    uint64_t used = 0;
+    uint64_t used = 0, budget = fingerprint_budget(p->marker_size);
+    if (h->fingerprints_used > spectral_fingerprint_capacity(p->marker_size))
+        return false;
     for (uint64_t i = 0; i < p->marker_size; i++) {
         uint64_t fp;
         if (!ebb_get_u64(r, &fp))
             return false;
         if (fp == 0)
             continue;
-        if (!fingerprint_placed(table, p->marker_size, i, fp))
+        if (!fingerprint_placed(table, p->marker_size, i, fp, &budget))
             return false;
         used++;
     }

@@ -492,8 +492,9 @@ static void test_property_exact_full(void **state)
     res = prop_run("default", &p);
     assert_true(res.moves_refused > 0);
     assert_int_equal(res.violations, 0);
-    marker_spec one = {EBB_SPECTRAL_MARKER_EXACT, 1};
-    res = prop_shape("exact-1", 150, one, 0);
+    /* Two slots hold one fingerprint (3/4 at most, one slot kept empty). */
+    marker_spec one = {EBB_SPECTRAL_MARKER_EXACT, 2};
+    res = prop_shape("exact-2", 150, one, 0);
     assert_true(res.moves_refused > 0);
     assert_int_equal(res.moved, PROP_SEEDS); /* one per stream, then full */
     assert_int_equal(res.violations, 0);
