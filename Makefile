@@ -118,9 +118,10 @@ run: build
 
 bench: deps
 	cmake -S . -B $(BENCH_DIR) -DCMAKE_BUILD_TYPE=Release -DEBB_NATIVE=ON
-	cmake --build $(BENCH_DIR) -j$(JOBS) --target ebb_bench ebb_bench_bound
+	cmake --build $(BENCH_DIR) -j$(JOBS) --target ebb_bench ebb_bench_bound ebb_bench_zipf ebb
 	$(BENCH_DIR)/bench/ebb-bench
 	$(BENCH_DIR)/bench/ebb-bench-bound
+	bash bench/count-bench.sh $(BENCH_DIR)
 	if [ -f bench/redis-bench.sh ]; then \
 	    cmake --build $(BENCH_DIR) -j$(JOBS) --target ebb_redis_module && \
 	    bash bench/redis-bench.sh $(BENCH_DIR); fi
@@ -130,6 +131,7 @@ experiments: build
 	bash experiments/tlbf/run.sh $(BUILD_DIR)
 	bash experiments/stable/run.sh $(BUILD_DIR)
 	bash experiments/timing/run.sh $(BUILD_DIR)
+	bash experiments/spectral/run.sh $(BUILD_DIR)
 
 install: build
 	cmake --install $(BUILD_DIR) --prefix $(PREFIX)

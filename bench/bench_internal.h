@@ -142,6 +142,10 @@ typedef enum bench_variant {
     BENCH_STABLE_CONSECUTIVE, /* stable filter, P consecutive decrements   */
     BENCH_STABLE_INDEPENDENT, /* stable filter, P independent decrements   */
     BENCH_TIMING,           /* Block Timing Bloom filter, equal memory    */
+    BENCH_SPECTRAL_MS,      /* Spectral Bloom filter, Minimum Selection   */
+    BENCH_SPECTRAL_MI,      /* ... Minimal Increase                       */
+    BENCH_SPECTRAL_RM,      /* ... Recurring Minimum (marker on)          */
+    BENCH_HASH_TABLE,       /* GLib's GHashTable, an exact count          */
     BENCH_VARIANTS
 } bench_variant;
 
@@ -230,12 +234,23 @@ struct bench_subject {
      * differs from fp_promise (the BTBF's depends on the position within
      * its block); NULL: fp_promise. The bound is checked against it. */
     double (*fp_now)(const bench_subject *s);
+    /* A counter (the spectral filters, the hash table): its query is an
+     * estimate of the key's count, reported as op "estimate"; contains,
+     * contains_batch and probe count a hit for an estimate >= 1, and every
+     * key of the run is added once, so a present key's estimate below 1 is
+     * an answer below the truth (a false negative). */
+    bool counts;
     /* Untimed checks after the timed ones (NULL: none); returns the failed
      * ones, each described on log. May insert keys. */
     unsigned (*extra_checks)(bench_subject *s, bench_verdict *v, FILE *log);
     size_t (*memory)(const bench_subject *s);
     void (*destroy)(bench_subject *s);
 };
+
+/* The counters beside libbloom (spectral.c): the spectral filters and the
+ * hash table, for (window, fp) as bench_subject_create says. */
+bool bench_spectral_create(bench_subject *s);
+bool bench_hash_table_create(bench_subject *s);
 
 /* Creates the variant's filter for (window, fp); false (with a message on
  * stderr) when the library refuses the shape. */
@@ -251,9 +266,10 @@ typedef enum bench_op {
     BENCH_CONTAINS = 1,
     BENCH_TEST_AND_ADD = 2, /* the stable filter's query-then-insert */
     BENCH_INFER = 3,        /* the BTBF's posterior query (one call)  */
-    BENCH_INFER_PRIOR = 4   /* the same with a prior per query        */
+    BENCH_INFER_PRIOR = 4,  /* the same with a prior per query        */
+    BENCH_ESTIMATE = 5      /* a counter's query: the key's count     */
 } bench_op;
-/* "add", "contains", "test_and_add", "infer", "infer_prior" */
+/* "add", "contains", "test_and_add", "infer", "infer_prior", "estimate" */
 const char *bench_op_name(bench_op op);
 
 /* One printed result: an operation of one filter, one call at a time or
@@ -306,6 +322,15 @@ struct bench_verdict {
     double fp_averaged_bound;  /* most |fp_averaged - fp_promise| may be   */
     uint64_t averaged_probes;  /* absent probes behind fp_averaged         */
     unsigned averaged_positions;
+    /* Counters (extra checks of the spectral filters), 0 otherwise: keys
+     * added again r = 1..7 more times, how many of their estimates (never
+     * below the truth, or the check fails) are above it; for MS also the
+     * least the fp (its error ratio on absent keys, E_b) may be: E_b minus
+     * 5 sd (NaN for the others). */
+    uint64_t recounted_keys;
+    uint64_t recounted_over;
+    uint64_t recounted_below; /* a failure, except RM's residual risk     */
+    double error_low;
     unsigned failed_checks;   /* each also described on the report stream */
 };
 

@@ -17,7 +17,13 @@
  *   4. contains: `runs` timed passes over the queries, one at a time and
  *      batched; each pass must find exactly the positives the untimed pass
  *      found; for the BTBF also its inferential query, one call at a time,
- *      whose standard answers must find them too.
+ *      whose standard answers must find them too. A counter (s->counts:
+ *      the spectral filters, the hash table) is queried for its estimate,
+ *      the rows' op "estimate", a hit being an estimate >= 1.
+ *
+ * A filter with a capacity (libbloom, the counters) takes exactly that many
+ * keys: the fill is cut so that it and the timed adds of every call style
+ * end there.
  *
  * A filter that forgets (the stable filter, expected_fn set) is held to
  * its analysis instead of "no false negative, fp under a bound": the
@@ -100,10 +106,14 @@ static add_timing time_adds(bench_subject *s, const bench_plan *plan,
     double test_single[BENCH_MAX_RUNS], test_batch[BENCH_MAX_RUNS];
     uint64_t ignored = 0;
     add_timing t = {NAN, NAN, NAN, NAN, plan->add_ops, 0, 0, 0.0};
-    if (s->capacity != 0 && t.ops * plan->runs > s->capacity)
-        t.ops = s->capacity / plan->runs;
+    /* A filter with a capacity takes exactly that many keys: the timed adds
+     * of every call style (one for libbloom, two for the spectral filters)
+     * fit in it, the fill makes up the rest. */
+    uint64_t styles = s->add_batch != NULL ? 2 : 1;
+    if (s->capacity != 0 && t.ops * plan->runs * styles > s->capacity)
+        t.ops = s->capacity / (plan->runs * styles);
     if (s->capacity != 0)
-        s->fill = s->capacity - t.ops * plan->runs;
+        s->fill = s->capacity - t.ops * plan->runs * styles;
     t.fill_ns = add_keys(s, adding(s->add_batch ? s->add_batch : s->add), keys,
                          s->fill, &ignored);
     if (t.ops == 0)
@@ -237,7 +247,7 @@ static void fill_row(bench_row *row, const bench_subject *s, const bench_plan *p
     row->lines_per_op = lines;
     if (op == BENCH_INFER || op == BENCH_INFER_PRIOR)
         row->lines_source = BENCH_LINES_EXPECTED; /* the k timers, read all */
-    else if (op == BENCH_CONTAINS)
+    else if (op == BENCH_CONTAINS || op == BENCH_ESTIMATE)
         row->lines_source = s->expected_contains_lines != NULL ? BENCH_LINES_EXPECTED
                                                                : BENCH_LINES_COUNTED;
     else
@@ -253,7 +263,10 @@ int bench_measure(bench_subject *s, const bench_plan *plan,
     bench_queries q;
     unsigned mismatches = 0;
     int n = 0;
+    /* A counter's query is its estimate (a hit: >= 1). */
+    bench_op query_op = s->counts ? BENCH_ESTIMATE : BENCH_CONTAINS;
     memset(verdict, 0, sizeof *verdict);
+    verdict->error_low = NAN;
 
     add_timing adds = time_adds(s, plan, keys);
     double add_lines = s->expected_add_lines != NULL ? s->expected_add_lines(s)
@@ -284,12 +297,12 @@ int bench_measure(bench_subject *s, const bench_plan *plan,
                        : pass.lines_sum / (double)q.count;
     double single_ns = time_contains(s, s->contains, &q, plan->runs,
                                      pass.positives, &mismatches);
-    fill_row(&rows[n++], s, plan, BENCH_CONTAINS, false, single_ns, lines);
+    fill_row(&rows[n++], s, plan, query_op, false, single_ns, lines);
     rows[n - 1].ops = q.count;
     if (s->contains_batch != NULL) {
         double batch_ns = time_contains(s, s->contains_batch, &q, plan->runs,
                                         pass.positives, &mismatches);
-        fill_row(&rows[n++], s, plan, BENCH_CONTAINS, true, batch_ns, lines);
+        fill_row(&rows[n++], s, plan, query_op, true, batch_ns, lines);
         rows[n - 1].ops = q.count;
     }
     if (s->infer != NULL) {
@@ -322,8 +335,8 @@ int bench_measure(bench_subject *s, const bench_plan *plan,
     verdict->tested_seen = adds.seen;
     verdict->tested_fp = adds.tested ? (double)adds.seen / (double)adds.tested : NAN;
     for (int i = 0; i < n; i++)
-        if (rows[i].op == BENCH_CONTAINS || rows[i].op == BENCH_INFER ||
-            rows[i].op == BENCH_INFER_PRIOR)
+        if (rows[i].op == BENCH_CONTAINS || rows[i].op == BENCH_ESTIMATE ||
+            rows[i].op == BENCH_INFER || rows[i].op == BENCH_INFER_PRIOR)
             rows[i].fp_measured = verdict->fp_measured;
         else if (rows[i].op == BENCH_TEST_AND_ADD)
             rows[i].fp_measured = verdict->tested_fp;

@@ -21,6 +21,7 @@
 #include "bench_internal.h"
 
 #include <bloom.h>
+#include <ebb/spectral.h>
 
 #include <math.h>
 #include <stdarg.h>
@@ -29,7 +30,7 @@
 
 static const char *lines_source_name(const bench_row *row)
 {
-    if (row->op != BENCH_CONTAINS)
+    if (row->op != BENCH_CONTAINS && row->op != BENCH_ESTIMATE)
         return row->lines_source == BENCH_LINES_EXPECTED ? "expected" : "k";
     return row->lines_source == BENCH_LINES_COUNTED ? "counted" : "expected";
 }
@@ -80,7 +81,12 @@ static void text_begin(FILE *out, const bench_options *options)
             "the APBF default's memory and window (ebb_timing_choose(w, bytes, 0)), filled\n"
             "with w + B keys; infer = ebb_timing_infer on the same queries, one call\n"
             "(uniform model over 10 w items, its default prior, costs 1 and 1);\n"
-            "infer_prior = the same with a Zipf prior per query (no target).\n");
+            "infer_prior = the same with a Zipf prior per query (no target).\n"
+            "The Spectral Bloom filters (issue 14: MS, MI, RM) run in the fp 1%% sections\n"
+            "at m = w counters of 32 bits and libbloom's k, holding n = w / libbloom's\n"
+            "bits per item keys (each added once; E_b = libbloom's fp), beside an exact\n"
+            "count of the same keys in GLib's GHashTable; estimate = the count's query\n"
+            "(a hit: >= 1; fp = the error ratio of absent keys); lines/op expected k.\n");
     if (options->full)
         fprintf(out, "--full: every filter at w = 1e8 (slow).\n");
     fflush(out);
@@ -133,6 +139,24 @@ static void text_subject(FILE *out, const bench_subject *s, const bench_ceiling 
                 "ebb_timing_fp %.4g (+-%.2g, %llu absent probes); no false negative\n",
                 v->averaged_positions, v->fp_averaged, s->fp_promise, v->fp_averaged_bound,
                 (unsigned long long)v->averaged_probes);
+    if (v->recounted_keys > 0) {
+        fprintf(out,
+                "     counts: %llu keys added again 1..7 times: %llu estimates above the "
+                "truth, %llu below%s\n",
+                (unsigned long long)v->recounted_keys,
+                (unsigned long long)v->recounted_over,
+                (unsigned long long)v->recounted_below,
+                s->variant == BENCH_SPECTRAL_RM &&
+                        ebb_spectral_get_params(s->filter)->marker !=
+                            EBB_SPECTRAL_MARKER_EXACT
+                    ? " (RM's residual risk without its exact marker, not a failure)"
+                    : "");
+        if (isfinite(v->error_low))
+            fprintf(out,
+                    "     error ratio of absent keys %.4g: E_b %.4g from both sides "
+                    "(low %.4g, high %.4g)\n",
+                    v->fp_measured, s->fp_promise, v->error_low, v->fp_bound);
+    }
     if (isfinite(v->fn_expected))
         fprintf(out,
                 "     forgets: fp is the stable rate FPS (both sides checked, low %.3g); "

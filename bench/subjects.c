@@ -21,7 +21,14 @@
  *                  default's memory for (w, fp): ebb_timing_choose(w,
  *                  those bytes, 0), the shape of lowest analytic fp; its
  *                  standard add and contains, and its inferential query
- *                  ebb_timing_infer under a uniform model.
+ *                  ebb_timing_infer under a uniform model;
+ *   spectral       the Spectral Bloom filters of issue 14 (MS, MI, RM with
+ *                  its marker) at m = w counters of 32 bits and libbloom's
+ *                  k for (w, fp), holding n = w / (libbloom's bits per
+ *                  item) distinct keys, added once each: MS's error ratio
+ *                  E_b is then libbloom's fp at its capacity (spectral.c);
+ *   GHashTable     an exact count of the same n keys in GLib's hash table
+ *                  (the paper's comparison), keys copied into an arena.
  *
  * Every call goes through the public API on the 16-byte keys, hashing
  * included, as a user calls it. The batch forms hash blocks of
@@ -33,6 +40,7 @@
 
 #include <bloom.h>
 #include <ebb/ebb.h>
+#include <ebb/spectral.h>
 #include <ebb/stable.h>
 #include <ebb/timing.h>
 
@@ -82,6 +90,10 @@ static const variant_info variant_table[BENCH_VARIANTS] = {
     {"stable consecutive", "stable", "stable-consecutive"},
     {"stable independent", "stable", "stable-independent"},
     {"BTBF", "BTBF", "btbf"},
+    {"spectral MS", "spectral", "spectral-ms"},
+    {"spectral MI", "spectral", "spectral-mi"},
+    {"spectral RM", "spectral", "spectral-rm"},
+    {"GHashTable exact", "GHashTable", "ghashtable"},
 };
 
 const char *bench_variant_name(bench_variant variant)
@@ -100,6 +112,8 @@ const char *bench_op_name(bench_op op)
         return "infer";
     case BENCH_INFER_PRIOR:
         return "infer_prior";
+    case BENCH_ESTIMATE:
+        return "estimate";
     default:
         return "contains";
     }
@@ -1110,6 +1124,12 @@ bool bench_subject_create(bench_subject *s, bench_variant variant,
         return stable_create(s);
     case BENCH_TIMING:
         return timing_create(s);
+    case BENCH_SPECTRAL_MS:
+    case BENCH_SPECTRAL_MI:
+    case BENCH_SPECTRAL_RM:
+        return bench_spectral_create(s);
+    case BENCH_HASH_TABLE:
+        return bench_hash_table_create(s);
     default:
         return apbf_create(s);
     }

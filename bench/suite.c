@@ -22,6 +22,13 @@
  * at the APBF default's memory and window, right after the TLBF: its add
  * and contains beside the APBF's (ratios, no target), and its inferential
  * query against its own standard query (target: at most 2x).
+ *
+ * The Spectral Bloom filters (issue 14: MS, MI, RM) and their exact peer,
+ * GLib's hash table, run in the fp 1% sections at w = 1e6 and 1e8 (the
+ * default run too), after libbloom: m = w counters, libbloom's k, n = w /
+ * libbloom's bits per item distinct keys (spectral.c). Target: MS add and
+ * estimate at most 1.5x the time of libbloom's add and check at equal k,
+ * one call and batch (libbloom has one call only), at both sizes.
  */
 #include "bench_internal.h"
 
@@ -55,7 +62,9 @@ static const bench_variant section_order[] = {
     BENCH_TIMING,             BENCH_APBF_FAST,
     BENCH_APBBF_B8,           BENCH_APBBF_AUTO,
     BENCH_STABLE_CONSECUTIVE, BENCH_STABLE_INDEPENDENT,
-    BENCH_LIBBLOOM,
+    BENCH_LIBBLOOM,           BENCH_SPECTRAL_MS,
+    BENCH_SPECTRAL_MI,        BENCH_SPECTRAL_RM,
+    BENCH_HASH_TABLE,
 };
 
 /* All rows measured in this run. */
@@ -116,6 +125,10 @@ static bool large_default(bench_variant variant, double fp)
     case BENCH_LIBBLOOM:
     case BENCH_STABLE_CONSECUTIVE:
     case BENCH_TIMING:
+    case BENCH_SPECTRAL_MS:
+    case BENCH_SPECTRAL_MI:
+    case BENCH_SPECTRAL_RM:
+    case BENCH_HASH_TABLE:
         return fp >= 1e-2;
     default:
         return false;
@@ -128,7 +141,9 @@ static bool variant_runs(bench_variant variant, uint64_t window, double fp,
     /* b chosen by the library: asked for at fp 1% only; the stable filter
      * at libbloom's memory for 1% only; the BTBF at the APBF's for 1%. */
     if ((variant == BENCH_APBBF_AUTO || variant == BENCH_STABLE_CONSECUTIVE ||
-         variant == BENCH_STABLE_INDEPENDENT || variant == BENCH_TIMING) &&
+         variant == BENCH_STABLE_INDEPENDENT || variant == BENCH_TIMING ||
+         variant == BENCH_SPECTRAL_MS || variant == BENCH_SPECTRAL_MI ||
+         variant == BENCH_SPECTRAL_RM || variant == BENCH_HASH_TABLE) &&
         fp < 1e-2)
         return false;
     if (window <= SMALL_LIMIT || options->full)
@@ -413,6 +428,71 @@ static void issue13_targets(bench_report *r, const result_set *set)
                                   (bench_op)op, batch);
 }
 
+/* Issue 14: MS's time over libbloom's at equal k (libbloom: one call). */
+static void spectral_target(bench_report *r, const result_set *set, uint64_t window,
+                            bench_op op, bool batch)
+{
+    char what[256], label[32];
+    bench_op peer_op = op == BENCH_ESTIMATE ? BENCH_CONTAINS : BENCH_ADD;
+    const bench_row *ms = find_row(set, window, 1e-2, BENCH_SPECTRAL_MS, op, batch);
+    const bench_row *peer = find_row(set, window, 1e-2, BENCH_LIBBLOOM, peer_op, false);
+    window_label(label, sizeof label, window);
+    snprintf(what, sizeof what, "w %s spectral MS %s %s, %s / libbloom%s%s %s", label,
+             ms ? ms->shape : "", bench_op_name(op), call_style(batch),
+             peer ? " " : "", peer ? peer->shape : "",
+             peer_op == BENCH_ADD ? "add" : "check");
+    if (ms == NULL || peer == NULL) {
+        bench_report_text(r, "  %-8s %-66s  not measured in this run  target met: no\n",
+                          "issue 14", what);
+        return;
+    }
+    double ratio = ms->ns_per_op / peer->ns_per_op;
+    bench_report_text(r, "  %-8s %-66s %6.2fx (<= %.2fx)  target met: %s\n", "issue 14",
+                      what, ratio, 1.5, ratio <= 1.5 ? "yes" : "no");
+}
+
+/* MI, RM and the hash table beside MS: time and memory, no target. */
+static void spectral_ratio(bench_report *r, const result_set *set, uint64_t window,
+                           bench_variant variant, bench_op op, bool batch)
+{
+    const bench_row *row = find_row(set, window, 1e-2, variant, op, batch);
+    const bench_row *ms = find_row(set, window, 1e-2, BENCH_SPECTRAL_MS, op, batch);
+    char label[32];
+    if (row == NULL || ms == NULL)
+        return;
+    window_label(label, sizeof label, window);
+    bench_report_text(r, "  %-8s w %s %s %s, %s: %.2fx the time of MS (%.0f / %.0f ns), "
+                         "%.2fx its memory\n",
+                      "issue 14", label, bench_variant_name(variant), bench_op_name(op),
+                      call_style(batch), row->ns_per_op / ms->ns_per_op, row->ns_per_op,
+                      ms->ns_per_op,
+                      (double)row->memory_bytes / (double)ms->memory_bytes);
+}
+
+static void issue14_targets(bench_report *r, const result_set *set)
+{
+    static const bench_variant others[] = {BENCH_SPECTRAL_MI, BENCH_SPECTRAL_RM,
+                                           BENCH_HASH_TABLE};
+    bench_report_text(r, "\nissue 14 (m = w counters of 32 bits, k = libbloom's k for "
+                         "(w, 1%%), n = w / libbloom's bits per item keys):\nspectral MS "
+                         "add and estimate take at most 1.5x the time of libbloom's add and "
+                         "check (one call)\n");
+    for (size_t w = 0; w < 2; w++) {
+        uint64_t window = w == 0 ? TARGET_WINDOW : LARGE_WINDOW;
+        for (int batch = 0; batch <= 1; batch++) {
+            spectral_target(r, set, window, BENCH_ADD, batch);
+            spectral_target(r, set, window, BENCH_ESTIMATE, batch);
+        }
+    }
+    for (size_t w = 0; w < 2; w++)
+        for (size_t v = 0; v < sizeof others / sizeof others[0]; v++)
+            for (int op = 0; op < 2; op++)
+                for (int batch = 0; batch <= 1; batch++)
+                    spectral_ratio(r, set, w == 0 ? TARGET_WINDOW : LARGE_WINDOW,
+                                   others[v], op == 0 ? BENCH_ADD : BENCH_ESTIMATE,
+                                   batch);
+}
+
 /* ------------------------------------------------------------------------ */
 /* Entry point                                                              */
 /* ------------------------------------------------------------------------ */
@@ -443,6 +523,7 @@ int bench_run(const bench_options *options, FILE *out)
     issue4_targets(&report, &results);
     issue12_targets(&report, &results);
     issue13_targets(&report, &results);
+    issue14_targets(&report, &results);
     if (failures != 0)
         bench_report_text(&report, "\n%u correctness check(s) FAILED\n", failures);
     else

@@ -20,15 +20,17 @@
 # Deterministic: the same seed (EBB_EXPERIMENT_SEED, default 1), the same
 # library and the same fortunes package give the same files.
 #
-# Exit status: 0 when every guarantee held (MS and RM never below the true
-# count, with or without deletions; MI never below it on insertions only;
-# no deletion of MS or RM refused; the iceberg query missing no value that
-# reaches its threshold) and the paper's arithmetic reproduces its printed
-# numbers; 1 when one failed; 2 on usage or runtime errors. The issue's
-# statistical claims (MI's and RM's error ratios below MS's; MI's additive
-# error after deletions far above RM's) and the other measured-against-
-# predicted checks are reported in the summary and on the page but do not
-# change it.
+# Exit status: 0 when every guarantee held (MS, and RM with its exact
+# marker, never below the true count, with or without deletions; MI never
+# below it on insertions only; no deletion of MS or RM refused; the iceberg
+# query missing no value that reaches its threshold) and the paper's
+# arithmetic reproduces its printed numbers; 1 when one failed; 2 on usage
+# or runtime errors. RM with the paper's marker Bloom filter B_f or without
+# a marker is not one-sided: its answers below the truth are reported, not
+# fatal. The statistical claims (MI's and RM's error ratios below
+# MS's; MI's additive error after deletions far above RM's) and the other
+# measured-against-predicted checks are reported in the summary and on the
+# page but do not change it.
 
 set -euo pipefail
 
@@ -84,10 +86,10 @@ checks=("$work_dir"/*.checks)
 summary=$work_dir/summary.md
 kinds=$work_dir/kinds.tsv
 printf '%s\t%s\n' \
-    'guarantee' 'guarantees (MS and RM never below the true count, with deletions too; MI never below it on insertions only; no MS or RM deletion refused; no iceberg value missed)' \
+    'guarantee' 'guarantees (MS and RM with its exact marker never below the true count, with deletions too; MI never below it on insertions only; no MS or RM deletion refused; no iceberg value missed)' \
     'paper' 'the paper'"'"'s arithmetic (Table 1'"'"'s derived columns, Table 2'"'"'s k, section 2.3'"'"'s example) reproduced from its printed numbers' \
     'claim' 'the issue'"'"'s statistical claims (MI'"'"'s and RM'"'"'s error ratios below MS'"'"'s on Zipf data, Figs. 6 and 8; MI'"'"'s additive error after deletions at least 10x RM'"'"'s, Figs. 8 and 9)' \
-    'stat' 'measured against predictions and the paper'"'"'s other claims (E_b within 3 sd, Table 2'"'"'s winner, the iceberg formula'"'"'s peak, MI'"'"'s false negatives, Fig. 7)' \
+    'stat' 'measured against predictions and the paper'"'"'s other claims (E_b within 3 sd, Tables 1 and 2'"'"'s gains, RM'"'"'s additive error, answers below the truth of RM with B_f or no marker (not one-sided), B_f'"'"'s error, the iceberg formula'"'"'s peak, MI'"'"'s false negatives, Fig. 7)' \
     >"$kinds"
 write_summary "$summary" "$kinds" "${checks[@]}"
 if any_fatal_failure "${checks[@]}"; then

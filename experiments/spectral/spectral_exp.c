@@ -100,6 +100,81 @@ ebb_spectral *sp_create(uint64_t counters, uint32_t k,
     return sp_create_params(params, seed);
 }
 
+static const char *const CONFIG_NAME[SP_CONFIGS] = {
+    "MS", "MI", "RM", "RM (paper's split)"};
+static const char *const CONFIG_COLUMN[SP_CONFIGS] = {"ms", "mi", "rm",
+                                                      "rmp"};
+
+const char *sp_config_name(unsigned config)
+{
+    return config < SP_CONFIGS ? CONFIG_NAME[config] : "?";
+}
+
+const char *sp_config_column(unsigned config)
+{
+    return config < SP_CONFIGS ? CONFIG_COLUMN[config] : "?";
+}
+
+ebb_spectral_method sp_config_method(unsigned config)
+{
+    return config == SP_CFG_MS   ? EBB_SPECTRAL_MS
+           : config == SP_CFG_MI ? EBB_SPECTRAL_MI
+                                 : EBB_SPECTRAL_RM;
+}
+
+ebb_spectral_params sp_rm_params(unsigned config, uint64_t total, uint32_t k)
+{
+    ebb_spectral_params p;
+    exp_require(ebb_spectral_params_init(total, SP_BITS, k, EBB_SPECTRAL_RM,
+                                         &p),
+                "ebb_spectral_params_init");
+    if (config == SP_CFG_RM_PAPER) {
+        /* Table 1's ratio m_s = m_p / 2, B_f of m_p bits ("of size m"). */
+        p.secondary = total / 3;
+        p.counters = total - p.secondary;
+        p.secondary_k = k;
+        p.marker = EBB_SPECTRAL_MARKER_BLOOM;
+        p.marker_size = p.counters;
+        exp_require(ebb_spectral_params_check(&p),
+                    "ebb_spectral_params_check");
+    }
+    return p;
+}
+
+uint64_t sp_total_counters(const ebb_spectral_params *params)
+{
+    return params->counters + params->secondary;
+}
+
+ebb_spectral_params sp_config_params(unsigned config, uint64_t counters,
+                                     uint32_t k)
+{
+    if (config != SP_CFG_RM && config != SP_CFG_RM_PAPER) {
+        ebb_spectral_params p;
+        exp_require(ebb_spectral_params_init(counters, SP_BITS, k,
+                                             sp_config_method(config), &p),
+                    "ebb_spectral_params_init");
+        return p;
+    }
+    /* The largest total whose bytes fit in MS's (memory_for grows with the
+     * total: bisect). */
+    ebb_spectral_params ms;
+    exp_require(ebb_spectral_params_init(counters, SP_BITS, k,
+                                         EBB_SPECTRAL_MS, &ms),
+                "ebb_spectral_params_init");
+    uint64_t budget = ebb_spectral_memory_for(&ms);
+    uint64_t lo = 2, hi = counters;
+    while (lo < hi) {
+        uint64_t mid = lo + (hi - lo + 1) / 2;
+        ebb_spectral_params q = sp_rm_params(config, mid, k);
+        if (ebb_spectral_memory_for(&q) <= budget)
+            lo = mid;
+        else
+            hi = mid - 1;
+    }
+    return sp_rm_params(config, lo, k);
+}
+
 void sp_value_hashes(const ebb_spectral *filter, uint32_t n,
                      ebb_hash128 *out)
 {

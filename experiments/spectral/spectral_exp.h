@@ -53,6 +53,29 @@ ebb_spectral *sp_create(uint64_t counters, uint32_t k,
 /* The same from explicit params (seed set here). */
 ebb_spectral *sp_create_params(ebb_spectral_params params, uint64_t seed);
 
+/* The filters compared at equal memory (Figs. 6 and 8): MS, MI, RM with
+ * the library's defaults (ebb_spectral_params_init: secondary m/10,
+ * secondary_k 2, an exact marker) and RM as the paper ran it (secondary
+ * m/3 of the counters, secondary_k = k, a marker Bloom filter B_f of m_p
+ * bits). "Equal memory" is in bytes, as ebb_spectral_memory_for counts
+ * them: an RM filter gets the largest total m' of counters whose counters,
+ * secondary AND marker fit in the bytes of MS's filter of m counters (the
+ * marker is paid for with counters; the paper put it on top). */
+#define SP_CONFIGS 4u
+enum { SP_CFG_MS = 0, SP_CFG_MI = 1, SP_CFG_RM = 2, SP_CFG_RM_PAPER = 3 };
+const char *sp_config_name(unsigned config);     /* "MS", "MI", "RM", ...  */
+const char *sp_config_column(unsigned config);   /* "ms", "mi", "rm", "rmp" */
+ebb_spectral_method sp_config_method(unsigned config);
+/* The RM params of the config at a total of m' counters (no memory
+ * matching): for SP_CFG_RM ebb_spectral_params_init's, for
+ * SP_CFG_RM_PAPER the paper's split. */
+ebb_spectral_params sp_rm_params(unsigned config, uint64_t total, uint32_t k);
+/* The params of the config at the memory of MS with `counters` counters. */
+ebb_spectral_params sp_config_params(unsigned config, uint64_t counters,
+                                     uint32_t k);
+/* Counters of all parts (primary + secondary) of params. */
+uint64_t sp_total_counters(const ebb_spectral_params *params);
+
 /* The hashes of the integer values 0..n-1 (8 bytes, little endian). */
 void sp_value_hashes(const ebb_spectral *filter, uint32_t n,
                      ebb_hash128 *out);

@@ -1,6 +1,7 @@
 # SPDX-License-Identifier: BSD-2-Clause
 # fig6.gp: the paper's Figure 6: additive error (a) and error ratio (b) of
-# MS, MI and RM against gamma (k = 5), and the additive error against k
+# MS, MI, RM (the library's defaults) and RM with the paper's split, all
+# at equal memory in bytes, against gamma (k = 5), and the additive error against k
 # (gamma = 0.7) (c), from fig6_gamma.csv and fig6_k.csv
 # (exp_spectral_sweeps). The dotted line is the optimal gamma, ln 2.
 # Called by run.sh as:
@@ -19,13 +20,15 @@ set xlabel 'gamma = nk/m'
 set ylabel 'sqrt(sum (f^ - f)^2 / n)'
 plot gamma_csv using 'gamma':'ms_additive' with linespoints pt 7 lw 2 title 'MS', \
      gamma_csv using 'gamma':'mi_additive' with linespoints pt 5 lw 2 title 'MI', \
-     gamma_csv using 'gamma':'rm_additive' with linespoints pt 9 lw 2 title 'RM (same total m)'
+     gamma_csv using 'gamma':'rm_additive' with linespoints pt 9 lw 2 title 'RM (equal bytes)', \
+     gamma_csv using 'gamma':'rmp_additive' with linespoints pt 8 lw 2 title 'RM, paper split'
 set title '(b) error ratio, k = 5'
 set ylabel 'error ratio (log)'
 set logscale y
 plot gamma_csv using 'gamma':'ms_ratio' with linespoints pt 7 lw 2 title 'MS', \
      gamma_csv using 'gamma':'mi_ratio' with linespoints pt 5 lw 2 title 'MI', \
-     gamma_csv using 'gamma':'rm_ratio' with linespoints pt 9 lw 2 title 'RM (same total m)', \
+     gamma_csv using 'gamma':'rm_ratio' with linespoints pt 9 lw 2 title 'RM (equal bytes)', \
+     gamma_csv using 'gamma':'rmp_ratio' with linespoints pt 8 lw 2 title 'RM, paper split', \
      gamma_csv using 'gamma':'eb_exact' with lines dt 2 lc rgb 'gray40' title 'E_b'
 unset logscale y
 unset arrow 1
@@ -34,5 +37,6 @@ set xlabel 'k'
 set ylabel 'sqrt(sum (f^ - f)^2 / n)'
 plot k_csv using 'k':'ms_additive' with linespoints pt 7 lw 2 title 'MS', \
      k_csv using 'k':'mi_additive' with linespoints pt 5 lw 2 title 'MI', \
-     k_csv using 'k':'rm_additive' with linespoints pt 9 lw 2 title 'RM (same total m)'
+     k_csv using 'k':'rm_additive' with linespoints pt 9 lw 2 title 'RM (equal bytes)', \
+     k_csv using 'k':'rmp_additive' with linespoints pt 8 lw 2 title 'RM, paper split'
 unset multiplot
