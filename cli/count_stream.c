@@ -283,13 +283,16 @@ int count_inputs(count_run *run)
 static int answer_all(count_run *run)
 {
     const count_table *table = &run->table;
+    size_t cursor = 0;
     for (size_t i = 0; i < table->keys; i++) {
+        const char *line;
+        size_t length;
+        count_table_next_line(table, &cursor, &line, &length);
         uint64_t estimate = ebb_spectral_estimate_hash(run->filter,
                                                        table->hashes[i]);
         if (estimate == 0)
             continue;
-        count_put_estimate(run, estimate, table->bytes + table->line_start[i],
-                           table->line_length[i]);
+        count_put_estimate(run, estimate, line, length);
         int status = check_output();
         if (status != CLI_CONTINUE)
             return status;

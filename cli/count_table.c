@@ -41,11 +41,7 @@ bool count_table_init(count_table *table, bool keep_lines, bool count_exactly)
         ok = grow((void **)&table->exact, sizeof *table->exact, INITIAL_KEYS);
     if (ok && keep_lines) {
         table->bytes_capacity = INITIAL_BYTES;
-        ok = grow((void **)&table->line_start, sizeof *table->line_start,
-                  INITIAL_KEYS) &&
-             grow((void **)&table->line_length, sizeof *table->line_length,
-                  INITIAL_KEYS) &&
-             grow((void **)&table->bytes, 1, INITIAL_BYTES);
+        ok = grow((void **)&table->bytes, 1, INITIAL_BYTES);
     }
     if (!ok)
         count_table_free(table);
@@ -57,8 +53,6 @@ void count_table_free(count_table *table)
     free(table->slots);
     free(table->hashes);
     free(table->exact);
-    free(table->line_start);
-    free(table->line_length);
     free(table->bytes);
     memset(table, 0, sizeof *table);
 }
@@ -117,36 +111,57 @@ static bool grow_keys(count_table *table)
     bool ok = grow((void **)&table->hashes, sizeof *table->hashes, want);
     if (ok && table->count_exactly)
         ok = grow((void **)&table->exact, sizeof *table->exact, want);
-    if (ok && table->keep_lines)
-        ok = grow((void **)&table->line_start, sizeof *table->line_start,
-                  want) &&
-             grow((void **)&table->line_length, sizeof *table->line_length,
-                  want);
     if (ok)
         table->capacity = want;
     return ok;
 }
 
+/* Appends the line's record (LEB128 length, then the bytes). */
 static bool keep_line(count_table *table, const char *line, size_t length)
 {
-    if (length > UINT32_MAX)
-        return false;
-    size_t want = table->bytes_used + length;
+    unsigned char prefix[10];
+    size_t n = 0;
+    size_t rest = length;
+    do {
+        prefix[n] = (unsigned char)(rest & 0x7fu);
+        rest >>= 7;
+        prefix[n] |= rest != 0 ? 0x80u : 0u;
+        n++;
+    } while (rest != 0);
+    size_t want = table->bytes_used + n + length;
     if (want < length)
         return false;
     if (want > table->bytes_capacity) {
         size_t capacity = table->bytes_capacity;
-        while (capacity < want)
+        while (capacity < want) {
+            if (capacity > SIZE_MAX / 2)
+                return false;
             capacity *= 2;
+        }
         if (!grow((void **)&table->bytes, 1, capacity))
             return false;
         table->bytes_capacity = capacity;
     }
-    memcpy(table->bytes + table->bytes_used, line, length);
-    table->line_start[table->keys] = table->bytes_used;
-    table->line_length[table->keys] = (uint32_t)length;
+    memcpy(table->bytes + table->bytes_used, prefix, n);
+    memcpy(table->bytes + table->bytes_used + n, line, length);
     table->bytes_used = want;
     return true;
+}
+
+void count_table_next_line(const count_table *table, size_t *cursor,
+                           const char **line, size_t *length)
+{
+    size_t at = *cursor, value = 0;
+    unsigned shift = 0;
+    unsigned char byte;
+    do {
+        byte = table->bytes[at++];
+        value |= (size_t)(byte & 0x7fu) << shift;
+        shift += 7;
+    } while (byte & 0x80u);
+    *line = (const char *)table->bytes + at;
+    *length = value;
+    *cursor = at + value;
 }
 
 bool count_table_find_or_add(count_table *table, ebb_hash128 hash,
@@ -159,6 +174,7 @@ bool count_table_find_or_add(count_table *table, ebb_hash128 hash,
     }
     if (table->keys >= COUNT_TABLE_MAX_KEYS || !grow_keys(table))
         return false;
+    size_t bytes_before = table->bytes_used;
     if (table->keep_lines && !keep_line(table, line, length))
         return false;
     size_t key = table->keys;
@@ -170,8 +186,7 @@ bool count_table_find_or_add(count_table *table, ebb_hash128 hash,
     if (2 * table->keys > table->slot_mask + 1) {
         if (!grow_slots(table)) {
             table->keys--;
-            if (table->keep_lines)
-                table->bytes_used = table->line_start[key];
+            table->bytes_used = bytes_before;
             return false;
         }
     } else {
@@ -184,10 +199,7 @@ bool count_table_find_or_add(count_table *table, ebb_hash128 hash,
 size_t count_table_memory(const count_table *table)
 {
     size_t per_key = sizeof *table->hashes +
-                     (table->count_exactly ? sizeof *table->exact : 0) +
-                     (table->keep_lines ? sizeof *table->line_start +
-                                              sizeof *table->line_length
-                                        : 0);
+                     (table->count_exactly ? sizeof *table->exact : 0);
     return (table->slot_mask + 1) * sizeof *table->slots +
            table->capacity * per_key + table->bytes_capacity;
 }

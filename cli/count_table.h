@@ -27,9 +27,11 @@ typedef struct count_table {
     size_t slot_mask;    /* slots - 1 (a power of two)                  */
     ebb_hash128 *hashes; /* by key index                                */
     int64_t *exact;      /* by key index, when counting exactly         */
-    size_t *line_start;  /* by key index, when keeping the lines        */
-    uint32_t *line_length;
-    char *bytes;         /* the kept lines, back to back                */
+    /* The kept lines in key order, each a record of its length (LEB128:
+     * 7 bits a byte, low first, high bit set on all but the last) then
+     * its bytes: read in order by count_table_next_line, so no per-key
+     * offsets are kept (12 bytes a key less). */
+    unsigned char *bytes;
     size_t bytes_used, bytes_capacity;
     size_t keys, capacity;
     bool keep_lines, count_exactly;
@@ -50,6 +52,12 @@ bool count_table_find_or_add(count_table *table, ebb_hash128 hash,
 /* The index of a key already in the table; false when it is not. */
 bool count_table_find(const count_table *table, ebb_hash128 hash,
                       size_t *index);
+
+/* The kept lines in key order: *cursor starts at 0; each call sets
+ * *line and *length to the next key's line and advances it. Only for a
+ * table keeping lines, and at most `keys` calls. */
+void count_table_next_line(const count_table *table, size_t *cursor,
+                           const char **line, size_t *length);
 
 /* The bytes the table holds (slots, per-key arrays, lines). */
 size_t count_table_memory(const count_table *table);

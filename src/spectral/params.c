@@ -16,15 +16,16 @@
  * ceil(m / 9) counters (a tenth of the two), k_s = 2, and an exact marker
  * of ceil(m_s / 2) fingerprint slots: with the exact marker RM errs only
  * where MS on its primary errs (a moved key's answer is min(secondary,
- * primary)), so the bound holds at about 1.1x MS's memory plus the
- * table. MI measures below MS's ratio; MS's is the bound promised.
+ * primary)), so the bound holds at about 1.2x MS's memory (the
+ * secondary's counters and the table's 8-byte slots). MI measures below MS's ratio; MS's is the bound promised.
  *
  * RM's default split (params_init, m in all): m_s = ceil(m / 10), k_s =
  * min(2, k), an exact marker of ceil(m_s / 2) slots (8 bytes each, which
  * memory_for counts). Measured on section 6.1's data (docs/spectral.md,
- * tests/stats/test_spectral_rm_error.c): level with MS on error ratio at
- * equal memory, about half MS's additive error; the paper's m_s = m/3
- * was 2x worse than MS.
+ * tests/stats/test_spectral_rm_error.c, docs/results/spectral.md): at
+ * equal bytes (the table counted) RM's error ratio is a little above
+ * MS's and its additive error below; the paper's m_s = m/3 with a Bloom
+ * marker was about 2x worse than MS on error ratio.
  */
 #include <math.h>
 
