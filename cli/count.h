@@ -85,6 +85,9 @@ typedef struct count_run {
     bool have_table;
     ebb_hash128 *ring;         /* --window: the last N hashes         */
     uint64_t ring_next, ring_used;
+    /* count_stream.c: the lines read but not yet applied, when nothing
+     * reads the filter before the end (NULL: each line as it comes). */
+    struct count_batch *batch;
     count_counts counts;
 } count_run;
 

@@ -10,6 +10,12 @@
  * the occurrence added N lines before leaves the filter as each new line
  * comes (a ring of the last N hashes; a skipped line does not enter it).
  *
+ * Without --threshold, --window and --delete-field nothing reads the
+ * filter or the table before the end of an input, so the lines are
+ * gathered and applied a batch at a time, in order ("Batches" below):
+ * the same keys numbered in the same order, the filter in the same state,
+ * the same output, with the cache misses of many lines overlapping.
+ *
  * Output lines are "count<TAB>key" (a saturated estimate is the counter
  * maximum followed by '+', "at least"), or with --json
  * {"count": N, "saturated": false, "key": "..."}, the key a JSON string
@@ -131,13 +137,12 @@ static void report_missing(const cli_input *input, const char *line,
 }
 
 /* The line's key and whether it removes. False for a bad line (reported
- * unless skipping). */
+ * unless quiet). */
 static bool examine_line(const count_run *run, const cli_input *input,
-                         const char *line, size_t length, cli_field *key,
-                         bool *remove)
+                         const char *line, size_t length, bool quiet,
+                         cli_field *key, bool *remove)
 {
     const count_options *opts = run->opts;
-    bool quiet = opts->skip_bad;
     *key = (cli_field){0, length};
     *remove = false;
     if (opts->key_field != 0 &&
@@ -201,10 +206,10 @@ static void slide_window(count_run *run, ebb_hash128 hash)
     run->ring_next = run->ring_next + 1 == window ? 0 : run->ring_next + 1;
 }
 
-static int out_of_memory(const cli_input *input)
+static int out_of_memory(const char *input_name, uint64_t line_number)
 {
     cli_error(PROGRAM, "%s: line %" PRIu64 ": cannot remember more keys: %s",
-              input->name, input->line_number, ebb_strerror(EBB_ENOMEM));
+              input_name, line_number, ebb_strerror(EBB_ENOMEM));
     return CLI_EXIT_IO;
 }
 
@@ -216,7 +221,7 @@ static int add_one(count_run *run, const cli_input *input, ebb_hash128 hash,
     if (run->have_table) {
         size_t index;
         if (!count_table_find_or_add(&run->table, hash, key, length, &index))
-            return out_of_memory(input);
+            return out_of_memory(input->name, input->line_number);
         if (run->table.count_exactly)
             run->table.exact[index]++;
     }
@@ -228,13 +233,145 @@ static int add_one(count_run *run, const cli_input *input, ebb_hash128 hash,
     bool reported = false;
     if (ebb_spectral_watch_add(run->filter, run->watch, hash, 1,
                                &reported) != EBB_OK)
-        return out_of_memory(input);
+        return out_of_memory(input->name, input->line_number);
     if (!reported)
         return CLI_CONTINUE;
     run->counts.reported++;
     count_put_estimate(run, ebb_spectral_estimate_hash(run->filter, hash),
                        key, length);
     return check_output();
+}
+
+/* ------------------------------------------------------------------------ */
+/* Batches                                                                  */
+/* ------------------------------------------------------------------------ */
+
+/*
+ * Applied as it comes, a line waits on about two cache misses in the
+ * table (its home slot, then the hash of the key the slot names) and k in
+ * the filter, one after the other: with 10^6 distinct keys both are far
+ * larger than the caches. A batch keeps each line's hash and key (copied:
+ * the reader's buffer holds one line only), starts loading its home slot
+ * when it comes, and at the end of the batch applies the lines in order,
+ * loading the key a slot names KEY_AHEAD lines ahead, then gives the
+ * filter all the hashes at once (ebb_spectral_add_batch prefetches
+ * their counters ahead in the same way).
+ */
+
+/* Lines a batch holds: enough that the pipelines' start (the lines not
+ * yet prefetched) is a small share of it, few enough that their slots
+ * stay in the caches until the batch is applied. */
+#define BATCH_LINES 512u
+/* The bytes of the kept keys of a batch; a longer key is applied alone. */
+#define BATCH_BYTES ((size_t)1 << 16)
+/* Lines ahead of the one applied whose key is prefetched. */
+#define KEY_AHEAD 16u
+
+typedef struct count_batch {
+    const cli_input *input; /* of every line: applied at each input's end */
+    size_t lines;
+    ebb_hash128 hashes[BATCH_LINES];
+    size_t starts[BATCH_LINES], lengths[BATCH_LINES]; /* keys in bytes */
+    uint64_t line_numbers[BATCH_LINES];                 /* for a message */
+    char bytes[BATCH_BYTES]; /* the keys, when the table keeps lines */
+    size_t bytes_used;
+} count_batch;
+
+/* The batch's keys into the table, in order. Sets *applied to the lines
+ * added: all of them, but for running out of memory (returned). */
+static int batch_to_table(count_run *run, size_t *applied)
+{
+    count_batch *batch = run->batch;
+    count_table *table = &run->table;
+    size_t n = batch->lines;
+    for (size_t i = 0; i < KEY_AHEAD && i < n; i++)
+        count_table_prefetch_key(table, batch->hashes[i]);
+    for (size_t i = 0; i < n; i++) {
+        if (i + KEY_AHEAD < n)
+            count_table_prefetch_key(table, batch->hashes[i + KEY_AHEAD]);
+        size_t index;
+        if (!count_table_find_or_add(table, batch->hashes[i],
+                                     batch->bytes + batch->starts[i],
+                                     batch->lengths[i], &index)) {
+            *applied = i;
+            return out_of_memory(batch->input->name, batch->line_numbers[i]);
+        }
+        if (table->count_exactly)
+            table->exact[index]++;
+    }
+    *applied = n;
+    return CLI_CONTINUE;
+}
+
+/* Applies the lines gathered (none without a batch) and empties it. */
+static int apply_batch(count_run *run)
+{
+    count_batch *batch = run->batch;
+    if (batch == NULL || batch->lines == 0)
+        return CLI_CONTINUE;
+    size_t applied = batch->lines;
+    int status = CLI_CONTINUE;
+    if (run->have_table)
+        status = batch_to_table(run, &applied);
+    ebb_spectral_add_batch(run->filter, batch->hashes, NULL, applied);
+    run->counts.added += applied;
+    batch->lines = 0;
+    batch->bytes_used = 0;
+    return status;
+}
+
+/* Adds the line to the batch, applying the batch first when full. */
+static int gather_line(count_run *run, const cli_input *input,
+                       ebb_hash128 hash, const char *key, size_t length)
+{
+    count_batch *batch = run->batch;
+    size_t copied = run->table.keep_lines ? length : 0;
+    if (batch->lines == BATCH_LINES ||
+        copied > BATCH_BYTES - batch->bytes_used) {
+        int status = apply_batch(run);
+        if (status != CLI_CONTINUE)
+            return status;
+        if (copied > BATCH_BYTES)
+            return add_one(run, input, hash, key, length);
+    }
+    size_t i = batch->lines++;
+    batch->input = input;
+    batch->hashes[i] = hash;
+    batch->line_numbers[i] = input->line_number;
+    batch->starts[i] = batch->bytes_used;
+    batch->lengths[i] = length;
+    memcpy(batch->bytes + batch->bytes_used, key, copied);
+    batch->bytes_used += copied;
+    if (run->have_table)
+        count_table_prefetch_slot(&run->table, hash);
+    return CLI_CONTINUE;
+}
+
+/* A cli_input_end_handler: a batch never holds lines of two inputs (the
+ * messages name the input). */
+static int end_input(void *context, const cli_input *input)
+{
+    (void)input;
+    return apply_batch(context);
+}
+
+/* A bad line: skipped and counted with --skip-bad; else the lines before
+ * it are applied (an error of theirs comes first, as it came) and it is
+ * reported. */
+static int bad_line(count_run *run, const cli_input *input,
+                    const char *line, size_t length)
+{
+    if (run->opts->skip_bad) {
+        run->counts.bad_lines++;
+        return CLI_CONTINUE;
+    }
+    int status = apply_batch(run);
+    if (status != CLI_CONTINUE)
+        return status;
+    cli_field key;
+    bool remove;
+    (void)examine_line(run, input, line, length, false, &key, &remove);
+    return CLI_EXIT_IO;
 }
 
 /* A cli_line_handler. */
@@ -247,14 +384,13 @@ static int take_line(void *context, const cli_input *input,
     run->counts.lines_read++;
     cli_field key;
     bool remove;
-    if (!examine_line(run, input, bytes, length, &key, &remove)) {
-        if (!run->opts->skip_bad)
-            return CLI_EXIT_IO;
-        run->counts.bad_lines++;
-        return CLI_CONTINUE;
-    }
+    /* Quietly: a bad line is reported after the lines gathered before. */
+    if (!examine_line(run, input, bytes, length, true, &key, &remove))
+        return bad_line(run, input, bytes, length);
     const char *key_bytes = bytes + key.start;
     ebb_hash128 hash = ebb_spectral_hash(run->filter, key_bytes, key.length);
+    if (run->batch != NULL)
+        return gather_line(run, input, hash, key_bytes, key.length);
     if (remove) {
         remove_one(run, hash);
         return CLI_CONTINUE;
@@ -264,11 +400,29 @@ static int take_line(void *context, const cli_input *input,
     return add_one(run, input, hash, key_bytes, key.length);
 }
 
+/* A batch when nothing reads the filter or the table before the end
+ * (no --threshold, --window or --delete-field). Without the memory for
+ * one, each line is applied as it comes. */
+static void open_batch(count_run *run)
+{
+    const count_options *opts = run->opts;
+    run->batch = NULL;
+    if (run->watch == NULL && opts->window == 0 && opts->delete_field == 0)
+        run->batch = malloc(sizeof *run->batch);
+    if (run->batch != NULL) {
+        run->batch->lines = 0;
+        run->batch->bytes_used = 0;
+    }
+}
+
 int count_inputs(count_run *run)
 {
+    open_batch(run);
     int status = cli_read_inputs(PROGRAM, run->opts->inputs,
-                                 run->opts->input_count, take_line, NULL,
+                                 run->opts->input_count, take_line, end_input,
                                  run);
+    free(run->batch); /* empty after the last input's end */
+    run->batch = NULL;
     if (status != CLI_CONTINUE)
         fflush(stdout); /* the reports before the bad line, as they came */
     return status;
@@ -278,24 +432,33 @@ int count_inputs(count_run *run)
 /* The answers at the end                                                   */
 /* ------------------------------------------------------------------------ */
 
+/* Keys whose estimates are read at once: ebb_spectral_estimate_batch
+ * overlaps their counters' cache misses. */
+#define ANSWER_KEYS 256u
+
 /* Every distinct line, first seen first, unless its estimate is 0 (all
  * its occurrences removed, or out of the window). */
 static int answer_all(count_run *run)
 {
     const count_table *table = &run->table;
+    uint64_t estimates[ANSWER_KEYS];
     size_t cursor = 0;
-    for (size_t i = 0; i < table->keys; i++) {
-        const char *line;
-        size_t length;
-        count_table_next_line(table, &cursor, &line, &length);
-        uint64_t estimate = ebb_spectral_estimate_hash(run->filter,
-                                                       table->hashes[i]);
-        if (estimate == 0)
-            continue;
-        count_put_estimate(run, estimate, line, length);
-        int status = check_output();
-        if (status != CLI_CONTINUE)
-            return status;
+    for (size_t first = 0; first < table->keys; first += ANSWER_KEYS) {
+        size_t n = table->keys - first;
+        n = n < ANSWER_KEYS ? n : ANSWER_KEYS;
+        ebb_spectral_estimate_batch(run->filter, table->hashes + first, n,
+                                    estimates);
+        for (size_t i = 0; i < n; i++) {
+            const char *line;
+            size_t length;
+            count_table_next_line(table, &cursor, &line, &length);
+            if (estimates[i] == 0)
+                continue;
+            count_put_estimate(run, estimates[i], line, length);
+            int status = check_output();
+            if (status != CLI_CONTINUE)
+                return status;
+        }
     }
     return CLI_CONTINUE;
 }

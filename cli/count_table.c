@@ -87,6 +87,26 @@ bool count_table_find(const count_table *table, ebb_hash128 hash,
     return true;
 }
 
+void count_table_prefetch_slot(const count_table *table, ebb_hash128 hash)
+{
+    __builtin_prefetch(&table->slots[home_slot(hash, table->slot_mask)]);
+}
+
+void count_table_prefetch_key(const count_table *table, ebb_hash128 hash)
+{
+    uint32_t entry = table->slots[home_slot(hash, table->slot_mask)];
+    if (entry == 0)
+        return;
+    __builtin_prefetch(&table->hashes[entry - 1]);
+    if (table->count_exactly)
+        __builtin_prefetch(&table->exact[entry - 1], 1);
+}
+
+/* Keys ahead of the one placed whose new slot is prefetched while the
+ * slots are placed again: the hashes are read in order, but each lands
+ * in a random slot of a table larger than the caches. */
+#define GROW_AHEAD 16u
+
 /* Doubles the slots and places every key again. */
 static bool grow_slots(count_table *table)
 {
@@ -97,8 +117,11 @@ static bool grow_slots(count_table *table)
     free(table->slots);
     table->slots = slots;
     table->slot_mask = count - 1;
-    for (size_t i = 0; i < table->keys; i++)
+    for (size_t i = 0; i < table->keys; i++) {
+        if (i + GROW_AHEAD < table->keys)
+            count_table_prefetch_slot(table, table->hashes[i + GROW_AHEAD]);
         table->slots[probe(table, table->hashes[i])] = (uint32_t)(i + 1);
+    }
     return true;
 }
 

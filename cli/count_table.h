@@ -49,6 +49,17 @@ bool count_table_find_or_add(count_table *table, ebb_hash128 hash,
                              const char *line, size_t length,
                              size_t *index);
 
+/* Starts loading the hash's home slot into the cache, so that a
+ * find_or_add of it some lines later does not wait for memory (a hint:
+ * the table may have grown in between). */
+void count_table_prefetch_slot(const count_table *table, ebb_hash128 hash);
+
+/* Starts loading the key the hash's home slot names (its hash, and its
+ * exact count when counting exactly): the second of a lookup's two cache
+ * misses. Reads the slot, so call it after count_table_prefetch_slot has
+ * had time to bring it in. */
+void count_table_prefetch_key(const count_table *table, ebb_hash128 hash);
+
 /* The index of a key already in the table; false when it is not. */
 bool count_table_find(const count_table *table, ebb_hash128 hash,
                       size_t *index);
