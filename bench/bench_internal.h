@@ -80,6 +80,10 @@ typedef struct bench_key_block {
 
 /* The size of the next block: remaining, at most BENCH_BATCH. */
 size_t bench_block_size(size_t remaining);
+/* Points block->keys and block->lens at keys[0, n), n <= BENCH_BATCH, for
+ * a family's hash_batch (subjects.c). */
+void bench_key_block_point(bench_key_block *block, const bench_key *keys,
+                           size_t n);
 /* Hashes keys[0, n), n <= BENCH_BATCH, with ebb_apbf_hash_batch into
  * block->hashes (subjects.c); returns n. */
 size_t bench_apbf_hash_block(const ebb_apbf *f, bench_key_block *block,
@@ -246,6 +250,20 @@ struct bench_subject {
     size_t (*memory)(const bench_subject *s);
     void (*destroy)(bench_subject *s);
 };
+
+/* True when status is EBB_OK; otherwise false, with "bench: what: error"
+ * on stderr (subjects.c). */
+bool bench_status_ok(const char *what, ebb_status status);
+
+/* bloom_init(bloom, window, fp); false, with a message on stderr, when
+ * libbloom refuses (or w does not fit its int) (subjects.c). */
+struct bloom;
+bool bench_libbloom_init(struct bloom *bloom, uint64_t window, double fp);
+
+/* A probe for the filters whose reads cannot be counted: *lines = NaN,
+ * the answer from s->contains (subjects.c). */
+bool bench_probe_uncounted(const bench_subject *s, const bench_key *key,
+                           double *lines);
 
 /* The counters beside libbloom (spectral.c): the spectral filters and the
  * hash table, for (window, fp) as bench_subject_create says. */

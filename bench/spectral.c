@@ -68,11 +68,8 @@ typedef struct counter_shape {
 static bool counter_shape_of(uint64_t window, double fp, counter_shape *out)
 {
     struct bloom peer;
-    if (window > (uint64_t)INT32_MAX || bloom_init(&peer, (int)window, fp) != 0) {
-        fprintf(stderr, "bench: bloom_init(%llu, %g) failed\n",
-                (unsigned long long)window, fp);
+    if (!bench_libbloom_init(&peer, window, fp))
         return false;
-    }
     out->counters = window;
     out->k = (uint32_t)peer.hashes;
     out->bits_per_item = peer.bpe;
@@ -83,12 +80,14 @@ static bool counter_shape_of(uint64_t window, double fp, counter_shape *out)
     return true;
 }
 
-static bool status_ok(const char *what, ebb_status status)
+/* What both counters are: an estimate per query, held to fp_promise itself,
+ * and exactly the header's n keys, each added once and all queried. */
+static void counter_subject_init(bench_subject *s, const counter_shape *shape)
 {
-    if (status == EBB_OK)
-        return true;
-    fprintf(stderr, "bench: %s: %s\n", what, ebb_strerror(status));
-    return false;
+    s->counts = true;
+    s->fp_factor = 1.0;
+    s->capacity = shape->distinct;
+    s->present_span = shape->distinct;
 }
 
 /* ------------------------------------------------------------------------ */
@@ -107,10 +106,7 @@ static void spectral_add(bench_subject *s, const bench_key *keys, size_t n)
 static size_t spectral_hash_block(const ebb_spectral *f, bench_key_block *block,
                                   const bench_key *keys, size_t n)
 {
-    for (size_t i = 0; i < n; i++) {
-        block->keys[i] = &keys[i];
-        block->lens[i] = sizeof keys[i];
-    }
+    bench_key_block_point(block, keys, n);
     ebb_spectral_hash_batch(f, block->keys, block->lens, n, block->hashes);
     return n;
 }
@@ -154,13 +150,6 @@ static size_t spectral_estimate_batch(const bench_subject *s,
         done += m;
     }
     return positives;
-}
-
-static bool spectral_probe(const bench_subject *s, const bench_key *key,
-                           double *lines)
-{
-    *lines = NAN;
-    return spectral_estimate(s, key, 1) == 1;
 }
 
 /* An estimate reads the k counters of the (primary) filter, all of them
@@ -251,16 +240,15 @@ bool bench_spectral_create(bench_subject *s)
     ebb_spectral_params p;
     ebb_spectral *f;
     if (!counter_shape_of(s->window, s->fp, &shape) ||
-        !status_ok("ebb_spectral_params_init",
+        !bench_status_ok("ebb_spectral_params_init",
                    ebb_spectral_params_init(shape.counters, SPECTRAL_COUNTER_BITS,
                                             shape.k, method_of(s->variant), &p)))
         return false;
     p.seed = SPECTRAL_SEED;
-    if (!status_ok("ebb_spectral_create", ebb_spectral_create(&p, &f)))
+    if (!bench_status_ok("ebb_spectral_create", ebb_spectral_create(&p, &f)))
         return false;
     s->filter = f;
     s->k = p.k;
-    s->counts = true;
     snprintf(s->shape, sizeof s->shape, "k=%u", p.k);
     if (p.method == EBB_SPECTRAL_RM)
         snprintf(s->chooser, sizeof s->chooser,
@@ -278,14 +266,12 @@ bool bench_spectral_create(bench_subject *s)
     /* E_b of the (primary) filter after n keys: exact for MS, above MI's
      * and RM's rates. */
     s->fp_promise = ebb_spectral_error_ratio(&p, shape.distinct);
-    s->fp_factor = 1.0;
-    s->capacity = shape.distinct;
-    s->present_span = shape.distinct;
+    counter_subject_init(s, &shape);
     s->add = spectral_add;
     s->add_batch = spectral_add_batch;
     s->contains = spectral_estimate;
     s->contains_batch = spectral_estimate_batch;
-    s->probe = spectral_probe;
+    s->probe = bench_probe_uncounted;
     s->expected_contains_lines = spectral_estimate_lines;
     s->extra_checks = spectral_extra_checks;
     s->memory = spectral_memory;
@@ -350,12 +336,6 @@ static size_t table_estimate(const bench_subject *s, const bench_key *keys, size
         positives += entry != NULL && entry->count >= 1;
     }
     return positives;
-}
-
-static bool table_probe(const bench_subject *s, const bench_key *key, double *lines)
-{
-    *lines = NAN;
-    return table_estimate(s, key, 1) == 1;
 }
 
 /* Open addressing with the hashes in one array and the entry pointers in
@@ -429,18 +409,15 @@ bool bench_hash_table_create(bench_subject *s)
     t->bytes = 0;
     s->filter = t;
     s->k = 1;
-    s->counts = true;
     snprintf(s->shape, sizeof s->shape, "exact");
     snprintf(s->chooser, sizeof s->chooser,
              "g_hash_table_new, the spectral filters' n = %llu keys",
              (unsigned long long)shape.distinct);
     s->fp_promise = 0.0; /* exact: no absent key has a count */
-    s->fp_factor = 1.0;
-    s->capacity = shape.distinct;
-    s->present_span = shape.distinct;
+    counter_subject_init(s, &shape);
     s->add = table_add;
     s->contains = table_estimate;
-    s->probe = table_probe;
+    s->probe = bench_probe_uncounted;
     s->expected_contains_lines = table_lines;
     s->expected_add_lines = table_add_lines;
     s->memory = table_memory;

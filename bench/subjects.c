@@ -145,13 +145,19 @@ static void apbf_add(bench_subject *s, const bench_key *keys, size_t n)
         ebb_apbf_add(f, &keys[i], sizeof keys[i]);
 }
 
-size_t bench_apbf_hash_block(const ebb_apbf *f, bench_key_block *block,
-                             const bench_key *keys, size_t n)
+void bench_key_block_point(bench_key_block *block, const bench_key *keys,
+                           size_t n)
 {
     for (size_t i = 0; i < n; i++) {
         block->keys[i] = &keys[i];
         block->lens[i] = sizeof keys[i];
     }
+}
+
+size_t bench_apbf_hash_block(const ebb_apbf *f, bench_key_block *block,
+                             const bench_key *keys, size_t n)
+{
+    bench_key_block_point(block, keys, n);
     ebb_apbf_hash_batch(f, block->keys, block->lens, n, block->hashes);
     return n;
 }
@@ -213,7 +219,7 @@ static void apbf_destroy(bench_subject *s)
     s->filter = NULL;
 }
 
-static bool report_status(const char *what, ebb_status status)
+bool bench_status_ok(const char *what, ebb_status status)
 {
     if (status == EBB_OK)
         return true;
@@ -244,7 +250,7 @@ static bool apbf_shape(bench_subject *s, ebb_apbf_params *p)
     switch (s->variant) {
     case BENCH_APBF_DEFAULT:
         snprintf(s->chooser, sizeof s->chooser, "ebb_apbf_choose(w, fp, 0)");
-        return report_status("ebb_apbf_choose",
+        return bench_status_ok("ebb_apbf_choose",
                              ebb_apbf_choose(s->window, s->fp, 0, p));
     case BENCH_APBF_FAST:
         goal.max_accesses = FAST_MAX_ACCESSES;
@@ -261,7 +267,7 @@ static bool apbf_shape(bench_subject *s, ebb_apbf_params *p)
                  goal.max_accesses);
         break;
     }
-    return report_status("ebb_apbf_choose_goal", ebb_apbf_choose_goal(&goal, p));
+    return bench_status_ok("ebb_apbf_choose_goal", ebb_apbf_choose_goal(&goal, p));
 }
 
 static bool apbf_create(bench_subject *s)
@@ -269,7 +275,7 @@ static bool apbf_create(bench_subject *s)
     ebb_apbf_params p;
     ebb_apbf *f;
     if (!apbf_shape(s, &p) ||
-        !report_status("ebb_apbf_create", ebb_apbf_create(&p, BENCH_FILTER_SEED, &f)))
+        !bench_status_ok("ebb_apbf_create", ebb_apbf_create(&p, BENCH_FILTER_SEED, &f)))
         return false;
     s->filter = f;
     s->k = p.k;
@@ -322,13 +328,6 @@ static size_t libbloom_contains(const bench_subject *s, const bench_key *keys,
     return positives;
 }
 
-static bool libbloom_probe(const bench_subject *s, const bench_key *key,
-                           double *lines)
-{
-    *lines = NAN;
-    return libbloom_contains(s, key, 1) == 1;
-}
-
 /* The classic filter's bit fill after n insertions into m bits with k
  * hashes: 1 - e^(-kn/m) (libbloom's bit array is private). */
 static double classic_fill(const struct bloom *bloom, double inserted)
@@ -363,12 +362,27 @@ static void libbloom_destroy(bench_subject *s)
     s->filter = NULL;
 }
 
+bool bench_libbloom_init(struct bloom *bloom, uint64_t window, double fp)
+{
+    if (window > (uint64_t)INT32_MAX || bloom_init(bloom, (int)window, fp) != 0) {
+        fprintf(stderr, "bench: bloom_init(%llu, %g) failed\n",
+                (unsigned long long)window, fp);
+        return false;
+    }
+    return true;
+}
+
+bool bench_probe_uncounted(const bench_subject *s, const bench_key *key,
+                           double *lines)
+{
+    *lines = NAN;
+    return s->contains(s, key, 1) == 1;
+}
+
 static bool libbloom_create(bench_subject *s)
 {
     struct bloom *bloom = bench_xmalloc(sizeof *bloom);
-    if (s->window > (uint64_t)INT32_MAX || bloom_init(bloom, (int)s->window, s->fp) != 0) {
-        fprintf(stderr, "bench: bloom_init(%llu, %g) failed\n",
-                (unsigned long long)s->window, s->fp);
+    if (!bench_libbloom_init(bloom, s->window, s->fp)) {
         free(bloom);
         return false;
     }
@@ -383,7 +397,7 @@ static bool libbloom_create(bench_subject *s)
     s->present_span = s->window;
     s->add = libbloom_add;
     s->contains = libbloom_contains;
-    s->probe = libbloom_probe;
+    s->probe = bench_probe_uncounted;
     s->expected_contains_lines = libbloom_contains_lines;
     s->memory = libbloom_memory;
     s->destroy = libbloom_destroy;
@@ -462,12 +476,6 @@ static size_t tlbf_contains_batch(const bench_subject *s, const bench_key *keys,
     return positives;
 }
 
-static bool tlbf_probe(const bench_subject *s, const bench_key *key, double *lines)
-{
-    *lines = NAN;
-    return tlbf_contains(s, key, 1) == 1;
-}
-
 /* The TLBF cannot count its reads; its query is the APBF's walk over the
  * live slices, so the access recursion at the geometric worst-case fill
  * of (k, live - k) predicts them. */
@@ -511,10 +519,10 @@ static bool tlbf_create(bench_subject *s)
     config.initial_capacity = s->window;
     config.max_memory = SIZE_MAX;
     config.policy = EBB_TLBF_REFUSE;
-    if (!report_status("ebb_tlbf_plan_config", ebb_tlbf_plan_config(&config, &plan)))
+    if (!bench_status_ok("ebb_tlbf_plan_config", ebb_tlbf_plan_config(&config, &plan)))
         return false;
     config.max_memory = TLBF_MEMORY_HEADROOM * plan.steady_bytes;
-    if (!report_status("ebb_tlbf_create", ebb_tlbf_create(&config, BENCH_FILTER_SEED, &f)))
+    if (!bench_status_ok("ebb_tlbf_create", ebb_tlbf_create(&config, BENCH_FILTER_SEED, &f)))
         return false;
     s->filter = f;
     s->k = plan.k;
@@ -534,7 +542,7 @@ static bool tlbf_create(bench_subject *s)
     s->add_batch = tlbf_add_batch;
     s->contains = tlbf_contains;
     s->contains_batch = tlbf_contains_batch;
-    s->probe = tlbf_probe;
+    s->probe = bench_probe_uncounted;
     s->expected_contains_lines = tlbf_contains_lines;
     s->memory = tlbf_memory;
     s->destroy = tlbf_destroy;
@@ -573,10 +581,7 @@ static void stable_add(bench_subject *s, const bench_key *keys, size_t n)
 static size_t stable_hash_block(const ebb_stable *f, bench_key_block *block,
                                 const bench_key *keys, size_t n)
 {
-    for (size_t i = 0; i < n; i++) {
-        block->keys[i] = &keys[i];
-        block->lens[i] = sizeof keys[i];
-    }
+    bench_key_block_point(block, keys, n);
     ebb_stable_hash_batch(f, block->keys, block->lens, n, block->hashes);
     return n;
 }
@@ -633,12 +638,6 @@ static size_t stable_contains_batch(const bench_subject *s, const bench_key *key
         done += m;
     }
     return positives;
-}
-
-static bool stable_probe(const bench_subject *s, const bench_key *key, double *lines)
-{
-    *lines = NAN;
-    return stable_contains(s, key, 1) == 1;
 }
 
 /* The stable zero fraction V_0 of the filter's shape (NaN if refused). */
@@ -707,38 +706,27 @@ static void stable_destroy(bench_subject *s)
     s->filter = NULL;
 }
 
-/* The bytes of libbloom's bit array for (w, fp): what bloom_init allocates
- * (its calloc is freed untouched); 0 when it refuses. */
-static uint64_t libbloom_bytes(uint64_t window, double fp)
-{
-    struct bloom peer;
-    if (window > (uint64_t)INT32_MAX || bloom_init(&peer, (int)window, fp) != 0)
-        return 0;
-    uint64_t bytes = (uint64_t)peer.bytes;
-    bloom_free(&peer);
-    return bytes;
-}
-
 static bool stable_create(bench_subject *s)
 {
     ebb_stable_params p;
     ebb_stable_analysis analysis;
     ebb_stable *f;
-    uint64_t bytes = libbloom_bytes(s->window, s->fp);
-    uint64_t cells = bytes * 8 / STABLE_CELL_BITS;
-    if (bytes == 0) {
-        fprintf(stderr, "bench: bloom_init(%llu, %g) failed\n",
-                (unsigned long long)s->window, s->fp);
+    /* libbloom's bit array for (w, fp): what bloom_init allocates (its
+     * calloc is freed untouched). */
+    struct bloom peer;
+    if (!bench_libbloom_init(&peer, s->window, s->fp))
         return false;
-    }
-    if (!report_status("ebb_stable_params_init",
+    uint64_t bytes = (uint64_t)peer.bytes;
+    bloom_free(&peer);
+    uint64_t cells = bytes * 8 / STABLE_CELL_BITS;
+    if (!bench_status_ok("ebb_stable_params_init",
                        ebb_stable_params_init(cells, STABLE_CELL_BITS, STABLE_K, STABLE_P,
                                               &p)))
         return false;
     p.draw = s->variant == BENCH_STABLE_INDEPENDENT ? EBB_STABLE_DRAW_INDEPENDENT
                                                      : EBB_STABLE_DRAW_CONSECUTIVE;
-    if (!report_status("ebb_stable_analyse", ebb_stable_analyse(&p, NULL, &analysis)) ||
-        !report_status("ebb_stable_create", ebb_stable_create(&p, BENCH_FILTER_SEED, &f)))
+    if (!bench_status_ok("ebb_stable_analyse", ebb_stable_analyse(&p, NULL, &analysis)) ||
+        !bench_status_ok("ebb_stable_create", ebb_stable_create(&p, BENCH_FILTER_SEED, &f)))
         return false;
     s->filter = f;
     s->k = p.k;
@@ -757,7 +745,7 @@ static bool stable_create(bench_subject *s)
     s->add_batch = stable_add_batch;
     s->contains = stable_contains;
     s->contains_batch = stable_contains_batch;
-    s->probe = stable_probe;
+    s->probe = bench_probe_uncounted;
     s->expected_contains_lines = stable_contains_lines;
     s->expected_add_lines = stable_add_lines;
     s->expected_fn = stable_expected_fn;
@@ -798,10 +786,7 @@ static void timing_add(bench_subject *s, const bench_key *keys, size_t n)
 static size_t timing_hash_block(const ebb_timing *f, bench_key_block *block,
                                 const bench_key *keys, size_t n)
 {
-    for (size_t i = 0; i < n; i++) {
-        block->keys[i] = &keys[i];
-        block->lens[i] = sizeof keys[i];
-    }
+    bench_key_block_point(block, keys, n);
     ebb_timing_hash_batch(f, block->keys, block->lens, n, block->hashes);
     return n;
 }
@@ -878,12 +863,6 @@ static size_t timing_infer_prior(const bench_subject *s, const bench_key *keys, 
             positives += answer.standard;
     }
     return positives;
-}
-
-static bool timing_probe(const bench_subject *s, const bench_key *key, double *lines)
-{
-    *lines = NAN;
-    return timing_contains(s, key, 1) == 1;
 }
 
 /* n_b: the insertions a timer may have been touched by and still be live
@@ -1052,8 +1031,8 @@ static size_t apbf_default_bytes(uint64_t window, double fp)
 {
     ebb_apbf_params p;
     size_t bytes = 0;
-    if (!report_status("ebb_apbf_choose", ebb_apbf_choose(window, fp, 0, &p)) ||
-        !report_status("ebb_apbf_params_memory", ebb_apbf_params_memory(&p, &bytes)))
+    if (!bench_status_ok("ebb_apbf_choose", ebb_apbf_choose(window, fp, 0, &p)) ||
+        !bench_status_ok("ebb_apbf_params_memory", ebb_apbf_params_memory(&p, &bytes)))
         return 0;
     return bytes;
 }
@@ -1065,12 +1044,12 @@ static bool timing_create(bench_subject *s)
     ebb_timing *f;
     size_t bytes = apbf_default_bytes(s->window, s->fp);
     if (bytes == 0 ||
-        !report_status("ebb_timing_choose", ebb_timing_choose(s->window, bytes, 0.0, &p)))
+        !bench_status_ok("ebb_timing_choose", ebb_timing_choose(s->window, bytes, 0.0, &p)))
         return false;
     memset(&model, 0, sizeof model);
     model.kind = EBB_TIMING_MODEL_UNIFORM;
     model.universe = TIMING_UNIVERSE_FACTOR * s->window;
-    if (!report_status("ebb_timing_create",
+    if (!bench_status_ok("ebb_timing_create",
                        ebb_timing_create(&p, &model, BENCH_FILTER_SEED, &f)))
         return false;
     s->filter = f;
@@ -1097,7 +1076,7 @@ static bool timing_create(bench_subject *s)
     s->contains_batch = timing_contains_batch;
     s->infer = timing_infer;
     s->infer_prior = timing_infer_prior;
-    s->probe = timing_probe;
+    s->probe = bench_probe_uncounted;
     s->expected_contains_lines = timing_contains_lines;
     s->expected_add_lines = timing_add_lines;
     s->fp_now = timing_fp_now;

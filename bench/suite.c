@@ -227,6 +227,19 @@ static void print_verdict(bench_report *r, const char *issue, const char *what,
                       what, value, unit, target, unit, value >= target ? "yes" : "no");
 }
 
+/* A time ratio that must stay at most `limit` (row NULL: not measured). */
+static void print_limit(bench_report *r, const char *issue, const char *what,
+                        const bench_row *row, double ratio, double limit)
+{
+    if (row == NULL) {
+        bench_report_text(r, "  %-8s %-66s  not measured in this run  target met: no\n",
+                          issue, what);
+        return;
+    }
+    bench_report_text(r, "  %-8s %-66s %6.2fx (<= %.2fx)  target met: %s\n", issue,
+                      what, ratio, limit, ratio <= limit ? "yes" : "no");
+}
+
 /* Throughput of `variant` over libbloom's at w = 1e6, fp 1%. */
 static void ratio_target(bench_report *r, const result_set *set, const char *issue,
                          bench_variant variant, bench_op op, bool batch, double target)
@@ -382,13 +395,10 @@ static void timing_infer_target(bench_report *r, const result_set *set, uint64_t
     snprintf(what, sizeof what, "w %s BTBF %s posterior query / standard query, one call",
              label, infer ? infer->shape : "");
     if (infer == NULL || contains == NULL) {
-        bench_report_text(r, "  %-8s %-66s  not measured in this run  target met: no\n",
-                          "issue 13", what);
+        print_limit(r, "issue 13", what, NULL, NAN, 2.0);
         return;
     }
-    double ratio = infer->ns_per_op / contains->ns_per_op;
-    bench_report_text(r, "  %-8s %-66s %6.2fx (<= %.2fx)  target met: %s\n", "issue 13",
-                      what, ratio, 2.0, ratio <= 2.0 ? "yes" : "no");
+    print_limit(r, "issue 13", what, infer, infer->ns_per_op / contains->ns_per_op, 2.0);
     const bench_row *prior =
         find_row(set, window, 1e-2, BENCH_TIMING, BENCH_INFER_PRIOR, false);
     if (prior != NULL)
@@ -441,14 +451,8 @@ static void spectral_target(bench_report *r, const result_set *set, uint64_t win
              ms ? ms->shape : "", bench_op_name(op), call_style(batch),
              peer ? " " : "", peer ? peer->shape : "",
              peer_op == BENCH_ADD ? "add" : "check");
-    if (ms == NULL || peer == NULL) {
-        bench_report_text(r, "  %-8s %-66s  not measured in this run  target met: no\n",
-                          "issue 14", what);
-        return;
-    }
-    double ratio = ms->ns_per_op / peer->ns_per_op;
-    bench_report_text(r, "  %-8s %-66s %6.2fx (<= %.2fx)  target met: %s\n", "issue 14",
-                      what, ratio, 1.5, ratio <= 1.5 ? "yes" : "no");
+    print_limit(r, "issue 14", what, ms && peer ? ms : NULL,
+                ms && peer ? ms->ns_per_op / peer->ns_per_op : NAN, 1.5);
 }
 
 /* MI, RM and the hash table beside MS: time and memory, no target. */

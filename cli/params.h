@@ -75,6 +75,12 @@ int params_stable(const params_request *req);
 /* --timing, or --bits-per-item, which implies it. */
 bool params_timing_requested(const params_request *req);
 
+/* The first option given that neither a timing nor a spectral filter takes
+ * (the stable filter's, the APBF's and the TLBF's; with window_too --window
+ * and --fp as well), or NULL (params_timing.c). */
+const char *params_foreign_option_given(const params_request *req,
+                                        bool window_too);
+
 /* Hands --k and --memory to the timing options and checks the
  * combinations of `ebb params --timing`. Returns -1 to go on, otherwise
  * the exit status. */

@@ -36,32 +36,11 @@
 /* The first option given that a spectral filter does not take, or NULL. */
 static const char *other_option_given(const params_request *req)
 {
-    const cli_sizing_options *s = &req->sizing;
-    const char *option, *value;
     if (req->stable.stable)
         return "--stable";
     if (params_timing_requested(req))
         return req->timing.timing ? "--timing" : "--bits-per-item";
-    if (cli_stable_option_given(&req->stable, &option, &value))
-        return option;
-    const struct {
-        bool given;
-        const char *name;
-    } others[] = {
-        {req->have_important_fraction, "--important-fraction"},
-        {req->gap_count > 0, "--gap"},
-        {req->have_l, "--l"},
-        {req->have_fill, "--fill"},
-        {s->have_window, "--window"},
-        {s->have_fp, "--fp"},
-        {s->have_max_npws, "--max-npws"},
-        {s->have_time_window, "--time-window"},
-        {s->have_rate, "--rate"},
-    };
-    for (size_t i = 0; i < sizeof others / sizeof others[0]; i++)
-        if (others[i].given)
-            return others[i].name;
-    return cli_blocked_option_given(s);
+    return params_foreign_option_given(req, true);
 }
 
 int params_check_spectral_request(params_request *req)

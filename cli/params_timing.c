@@ -39,13 +39,11 @@ bool params_timing_requested(const params_request *req)
     return req->timing.timing || req->timing.have_bits_per_item;
 }
 
-/* The first option given that a timing filter does not take, or NULL. */
-static const char *other_option_given(const params_request *req)
+const char *params_foreign_option_given(const params_request *req,
+                                        bool window_too)
 {
     const cli_sizing_options *s = &req->sizing;
     const char *option, *value;
-    if (req->stable.stable)
-        return "--stable";
     if (cli_stable_option_given(&req->stable, &option, &value))
         return option;
     const struct {
@@ -56,6 +54,8 @@ static const char *other_option_given(const params_request *req)
         {req->gap_count > 0, "--gap"},
         {req->have_l, "--l"},
         {req->have_fill, "--fill"},
+        {window_too && s->have_window, "--window"},
+        {window_too && s->have_fp, "--fp"},
         {s->have_max_npws, "--max-npws"},
         {s->have_time_window, "--time-window"},
         {s->have_rate, "--rate"},
@@ -64,6 +64,14 @@ static const char *other_option_given(const params_request *req)
         if (others[i].given)
             return others[i].name;
     return cli_blocked_option_given(s);
+}
+
+/* The first option given that a timing filter does not take, or NULL. */
+static const char *other_option_given(const params_request *req)
+{
+    if (req->stable.stable)
+        return "--stable";
+    return params_foreign_option_given(req, false);
 }
 
 int params_check_timing_request(params_request *req)

@@ -168,3 +168,37 @@ run_two_lanes() {
         [[ $status -eq 0 ]] || fatal=1
     done
 }
+
+# start_family FAMILY PREFIX "LANE A NAMES" "LANE B NAMES": after
+# family_paths, a fresh work directory, started=$SECONDS, then the two lanes
+# (run_two_lanes, which sets fatal).
+start_family() {
+    local family=$1 prefix=$2
+    rm -rf "$work_dir"
+    mkdir -p "$work_dir" "$out_dir"
+    started=$SECONDS
+    echo "$family experiments: seed $seed, outputs in ${out_dir#"$root"/}"
+    run_two_lanes "$family/run.sh" "$prefix" "$3" "$4"
+}
+
+# finish_family FAMILY WHAT SUMMARY KINDS CHECK_FILE...: the summary table
+# into SUMMARY (write_summary), the page from the template, the summary on
+# stdout; then exits 1, saying "WHAT failed", when a check of a fatal kind
+# failed or fatal is already 1.
+finish_family() {
+    local family=$1 what=$2 summary=$3 kinds=$4
+    shift 4
+    write_summary "$summary" "$kinds" "$@"
+    if any_fatal_failure "$@"; then
+        fatal=1
+    fi
+    fill_template "$template" "$page" "$work_dir" "$seed" "$family/run.sh"
+    echo
+    cat "$summary"
+    echo
+    echo "$family experiments: wrote ${page#"$root"/} and ${out_dir#"$root"/}/ in $((SECONDS - started)) s"
+    if [[ $fatal -ne 0 ]]; then
+        echo "$family/run.sh: $what failed (see above)" >&2
+        exit 1
+    fi
+}

@@ -39,7 +39,6 @@
 #define DELETE_SHARE 20u               /* 1/20 = 5% of the values        */
 #define WINDOW (SP_ITEMS / 5u)
 #define SKEWS 9u                       /* 0, 0.25, ..., 2                */
-#define MIN_MS_ERRORS 20u
 #define FAR_ABOVE 10.0                 /* "far above": an order of magnitude */
 
 enum { MODE_INSERT = 0, MODE_PHASES = 1, MODE_WINDOW = 2, MODES = 3 };
@@ -285,30 +284,19 @@ static void check_guarantees(exp_context *ctx, const skew_point *pts)
 }
 
 /* The lowest and highest ratio of a's measure to b's over the skews
- * (error ratio: only where b erred at least MIN_MS_ERRORS times). */
-typedef struct span {
-    double lo, hi, lo_skew, hi_skew;
-} span;
+ * (error ratio: only where b erred at least SP_MIN_MS_ERRORS times). */
 
-static span mode_span(const skew_point *pts, int mode, unsigned a,
+static sp_span mode_span(const skew_point *pts, int mode, unsigned a,
                       unsigned b, bool additive, double max_skew)
 {
-    span s = {INFINITY, 0.0, NAN, NAN};
+    sp_span s = sp_span_empty();
     for (unsigned i = 0; i < SKEWS && pts[i].skew <= max_skew; i++) {
         const sp_mean *m = pts[i].mean[mode];
-        if (!additive && m[b].wrong < MIN_MS_ERRORS)
+        if (!additive && m[b].wrong < SP_MIN_MS_ERRORS)
             continue;
         double x = additive ? sp_mean_additive(&m[a]) : sp_mean_ratio(&m[a]);
         double y = additive ? sp_mean_additive(&m[b]) : sp_mean_ratio(&m[b]);
-        double r = x / (y > 0.0 ? y : 1e-300);
-        if (r < s.lo) {
-            s.lo = r;
-            s.lo_skew = pts[i].skew;
-        }
-        if (r >= s.hi) {
-            s.hi = r;
-            s.hi_skew = pts[i].skew;
-        }
+        sp_span_take(&s, x / (y > 0.0 ? y : 1e-300), pts[i].skew);
     }
     return s;
 }
@@ -320,35 +308,35 @@ static void check_claims(exp_context *ctx, const skew_point *pts)
         for (unsigned i = 0; i < SKEWS; i++) {
             const sp_mean *s = pts[i].mean[MODE_INSERT];
             double ms = sp_mean_ratio(&s[0]), other = sp_mean_ratio(&s[m]);
-            bool counted = s[0].wrong >= MIN_MS_ERRORS;
+            bool counted = s[0].wrong >= SP_MIN_MS_ERRORS;
             if (other > ms || (counted && !(other < ms)))
                 ok = false;
         }
-        span s = mode_span(pts, MODE_INSERT, m, SP_CFG_MS, false, 2.0);
+        sp_span s = mode_span(pts, MODE_INSERT, m, SP_CFG_MS, false, 2.0);
         exp_check(ctx, EXP_CHECK_STAT, ok,
                   "issue bar: Fig. 8 (insert): %s error ratio below MS's at "
                   "every skew, equal memory (%s/MS from %.2f at skew %g to "
                   "%.2f at skew %g)",
-                  sp_config_name(m), sp_config_name(m), s.lo, s.lo_skew,
-                  s.hi, s.hi_skew);
+                  sp_config_name(m), sp_config_name(m), s.lo, s.lo_x,
+                  s.hi, s.hi_x);
     }
     for (unsigned m = SP_CFG_RM; m < SP_CONFIGS; m++) {
-        span s = mode_span(pts, MODE_INSERT, m, SP_CFG_MS, true, 1.0);
+        sp_span s = mode_span(pts, MODE_INSERT, m, SP_CFG_MS, true, 1.0);
         exp_check(ctx, EXP_CHECK_STAT, s.hi < 1.0,
                   "Fig. 8 (insert): %s additive error below MS's at skews 0 "
                   "to 1, equal memory (%s/MS from %.2f at skew %g to %.2f "
                   "at skew %g)",
-                  sp_config_name(m), sp_config_name(m), s.lo, s.lo_skew,
-                  s.hi, s.hi_skew);
+                  sp_config_name(m), sp_config_name(m), s.lo, s.lo_x,
+                  s.hi, s.hi_x);
     }
     for (int mode = MODE_PHASES; mode <= MODE_WINDOW; mode++) {
-        span s = mode_span(pts, mode, SP_CFG_MI, SP_CFG_RM, true, 2.0);
+        sp_span s = mode_span(pts, mode, SP_CFG_MI, SP_CFG_RM, true, 2.0);
         exp_check(ctx, EXP_CHECK_STAT, s.lo >= FAR_ABOVE,
                   "issue bar: Fig. %s (%s): MI's additive error far above "
                   "RM's, at least %.0fx at every skew (measured MI/RM from "
                   "%.3g at skew %g to %.3g at skew %g)",
                   mode == MODE_WINDOW ? "9" : "8", MODE_NAME[mode], FAR_ABOVE,
-                  s.lo, s.lo_skew, s.hi, s.hi_skew);
+                  s.lo, s.lo_x, s.hi, s.hi_x);
     }
     double least = INFINITY, at = NAN;
     for (unsigned i = 0; i < SKEWS; i++) {
@@ -368,14 +356,14 @@ static void check_claims(exp_context *ctx, const skew_point *pts)
 static void write_verdict(const exp_context *ctx, const skew_point *pts)
 {
     FILE *md = exp_open_fragment(ctx, "spectral_deletions_verdict");
-    span r = mode_span(pts, MODE_INSERT, SP_CFG_MS, SP_CFG_RM, false, 2.0);
-    span a = mode_span(pts, MODE_INSERT, SP_CFG_MS, SP_CFG_RM, true, 1.0);
-    span rp = mode_span(pts, MODE_INSERT, SP_CFG_MS, SP_CFG_RM_PAPER, false,
+    sp_span r = mode_span(pts, MODE_INSERT, SP_CFG_MS, SP_CFG_RM, false, 2.0);
+    sp_span a = mode_span(pts, MODE_INSERT, SP_CFG_MS, SP_CFG_RM, true, 1.0);
+    sp_span rp = mode_span(pts, MODE_INSERT, SP_CFG_MS, SP_CFG_RM_PAPER, false,
                         2.0);
-    span ap = mode_span(pts, MODE_INSERT, SP_CFG_MS, SP_CFG_RM_PAPER, true,
+    sp_span ap = mode_span(pts, MODE_INSERT, SP_CFG_MS, SP_CFG_RM_PAPER, true,
                         1.0);
-    span dp = mode_span(pts, MODE_PHASES, SP_CFG_MI, SP_CFG_RM, true, 2.0);
-    span dw = mode_span(pts, MODE_WINDOW, SP_CFG_MI, SP_CFG_RM, true, 2.0);
+    sp_span dp = mode_span(pts, MODE_PHASES, SP_CFG_MI, SP_CFG_RM, true, 2.0);
+    sp_span dw = mode_span(pts, MODE_WINDOW, SP_CFG_MI, SP_CFG_RM, true, 2.0);
     fprintf(md,
             "Over the skews of Fig. 8 (insertions only, gamma 0.7, equal "
             "memory in bytes), MS's error ratio over RM's is %.2f to %.2f "

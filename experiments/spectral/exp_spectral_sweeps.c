@@ -29,12 +29,6 @@
 #define SKEW 0.5
 #define K_GAMMA 0.7
 #define K_MAX 10u
-/* A point counts for "below MS" once MS made this many errors there. */
-#define MIN_MS_ERRORS 20u
-
-static const double GAMMAS[] = {0.125, 0.25, 0.4, 0.5, 0.6,  0.7,
-                                0.83,  1.0,  1.25, 1.5, 1.75, 2.0};
-#define GAMMA_COUNT (sizeof GAMMAS / sizeof GAMMAS[0])
 
 typedef struct point {
     double x;            /* gamma or k                                */
@@ -135,39 +129,28 @@ static void write_table(FILE *md, const char *xname, const point *pts,
     fputc('\n', md);
 }
 
-/* Over the points where MS erred at least MIN_MS_ERRORS times: the
+/* Over the points where MS erred at least SP_MIN_MS_ERRORS times: the
  * lowest and highest ratio of config c's measure to MS's. */
-typedef struct span {
-    double lo, hi, lo_x, hi_x;
-} span;
 
-static span ratio_span(const point *pts, size_t count, unsigned c,
+static sp_span ratio_span(const point *pts, size_t count, unsigned c,
                        bool additive, double from, double to)
 {
-    span s = {INFINITY, 0.0, NAN, NAN};
+    sp_span s = sp_span_empty();
     for (size_t i = 0; i < count; i++) {
-        if (pts[i].mean[SP_CFG_MS].wrong < MIN_MS_ERRORS ||
+        if (pts[i].mean[SP_CFG_MS].wrong < SP_MIN_MS_ERRORS ||
             pts[i].x < from || pts[i].x > to)
             continue;
         double ms = additive ? sp_mean_additive(&pts[i].mean[SP_CFG_MS])
                              : sp_mean_ratio(&pts[i].mean[SP_CFG_MS]);
         double x = additive ? sp_mean_additive(&pts[i].mean[c])
                             : sp_mean_ratio(&pts[i].mean[c]);
-        double r = x / ms;
-        if (r < s.lo) {
-            s.lo = r;
-            s.lo_x = pts[i].x;
-        }
-        if (r >= s.hi) {
-            s.hi = r;
-            s.hi_x = pts[i].x;
-        }
+        sp_span_take(&s, x / ms, pts[i].x);
     }
     return s;
 }
 
 /* The issue's bar: config c's error ratio never above MS's and below it
- * wherever MS erred at least MIN_MS_ERRORS times. Reported. */
+ * wherever MS erred at least SP_MIN_MS_ERRORS times. Reported. */
 static void check_below_ms(exp_context *ctx, const char *figure,
                            const char *xname, const point *pts, size_t count,
                            unsigned c)
@@ -176,11 +159,11 @@ static void check_below_ms(exp_context *ctx, const char *figure,
     for (size_t i = 0; i < count; i++) {
         double ms = sp_mean_ratio(&pts[i].mean[SP_CFG_MS]);
         double other = sp_mean_ratio(&pts[i].mean[c]);
-        bool counted = pts[i].mean[SP_CFG_MS].wrong >= MIN_MS_ERRORS;
+        bool counted = pts[i].mean[SP_CFG_MS].wrong >= SP_MIN_MS_ERRORS;
         if (other > ms || (counted && !(other < ms)))
             ok = false;
     }
-    span s = ratio_span(pts, count, c, false, 0.0, INFINITY);
+    sp_span s = ratio_span(pts, count, c, false, 0.0, INFINITY);
     exp_check(ctx, EXP_CHECK_STAT, ok,
               "issue bar: %s: %s error ratio below MS's at every %s, equal "
               "memory (%s/MS from %.2f at %s %g to %.2f at %s %g)",
@@ -196,7 +179,7 @@ static void check_additive(exp_context *ctx, const char *figure,
                            const char *xname, const point *pts, size_t count,
                            unsigned c, double from, double to)
 {
-    span s = ratio_span(pts, count, c, true, from, to);
+    sp_span s = ratio_span(pts, count, c, true, from, to);
     exp_check(ctx, EXP_CHECK_STAT, s.hi < 1.0,
               "%s: %s additive error below MS's at %s %g to %g where MS "
               "errs, equal memory (%s/MS from %.2f at %s %g to %.2f at %s "
@@ -293,11 +276,11 @@ int main(int argc, char **argv)
     exp_context ctx;
     exp_begin(&ctx, "spectral_sweeps", argc, argv);
 
-    point gamma_pts[GAMMA_COUNT];
-    for (size_t i = 0; i < GAMMA_COUNT; i++) {
-        gamma_pts[i].x = GAMMAS[i];
+    point gamma_pts[SP_GAMMA_COUNT];
+    for (size_t i = 0; i < SP_GAMMA_COUNT; i++) {
+        gamma_pts[i].x = SP_GAMMAS[i];
         run_point(&ctx, 1, (uint32_t)i,
-                  sp_counters_for(SP_DISTINCT, SP_K, GAMMAS[i]), SP_K,
+                  sp_counters_for(SP_DISTINCT, SP_K, SP_GAMMAS[i]), SP_K,
                   &gamma_pts[i]);
     }
     point k_pts[K_MAX];
@@ -307,19 +290,19 @@ int main(int argc, char **argv)
                   &k_pts[k - 1]);
     }
 
-    write_csv(&ctx, "fig6_gamma.csv", "gamma", gamma_pts, GAMMA_COUNT);
+    write_csv(&ctx, "fig6_gamma.csv", "gamma", gamma_pts, SP_GAMMA_COUNT);
     write_csv(&ctx, "fig6_k.csv", "k", k_pts, K_MAX);
 
     fputs("Against gamma (k = 5; Figure 6a and 6b):\n\n", ctx.md);
-    write_table(ctx.md, "gamma", gamma_pts, GAMMA_COUNT);
+    write_table(ctx.md, "gamma", gamma_pts, SP_GAMMA_COUNT);
     fputs("Against k (gamma = 0.7; Figure 6c):\n\n", ctx.md);
     write_table(ctx.md, "k", k_pts, K_MAX);
-    write_verdict(&ctx, gamma_pts, GAMMA_COUNT);
+    write_verdict(&ctx, gamma_pts, SP_GAMMA_COUNT);
 
-    check_points(&ctx, "Fig. 6 (gamma)", "gamma", gamma_pts, GAMMA_COUNT, 0,
+    check_points(&ctx, "Fig. 6 (gamma)", "gamma", gamma_pts, SP_GAMMA_COUNT, 0,
                  0.0, 0.7);
     check_points(&ctx, "Fig. 6 (k >= 2)", "k", k_pts, K_MAX, 1, 3.0,
                  (double)K_MAX);
-    check_eb(&ctx, gamma_pts, GAMMA_COUNT);
+    check_eb(&ctx, gamma_pts, SP_GAMMA_COUNT);
     return exp_end(&ctx);
 }

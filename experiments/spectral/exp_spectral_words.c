@@ -29,11 +29,6 @@
 #define EXPERIMENT_ID 70u
 #define FORTUNES_DIR "/usr/share/games/fortunes"
 #define MAX_WORD 64u
-#define MIN_MS_ERRORS 20u
-
-static const double GAMMAS[] = {0.125, 0.25, 0.4, 0.5, 0.6,  0.7,
-                                0.83,  1.0,  1.25, 1.5, 1.75, 2.0};
-#define GAMMA_COUNT (sizeof GAMMAS / sizeof GAMMAS[0])
 
 /* The vocabulary: an open-addressing table from word to id. */
 typedef struct vocab {
@@ -207,7 +202,7 @@ int main(int argc, char **argv)
     }
 
     ebb_hash128 *hashes = sp_calloc(n, sizeof *hashes);
-    sp_mean mean[GAMMA_COUNT][SP_METHODS];
+    sp_mean mean[SP_GAMMA_COUNT][SP_METHODS];
     memset(mean, 0, sizeof mean);
     FILE *csv = exp_open_csv(&ctx, "fig7.csv");
     fputs("gamma,counters,eb,ms_additive,mi_additive,rm_additive,ms_ratio,"
@@ -222,8 +217,8 @@ int main(int argc, char **argv)
     fputs("| gamma | m | E_b | additive MS | MI | RM | error ratio MS | MI "
           "| RM |\n|---|---|---|---|---|---|---|---|---|\n", ctx.md);
     uint64_t below[SP_METHODS] = {0};
-    for (size_t g = 0; g < GAMMA_COUNT; g++) {
-        uint64_t m = sp_counters_for(n, SP_K, GAMMAS[g]);
+    for (size_t g = 0; g < SP_GAMMA_COUNT; g++) {
+        uint64_t m = sp_counters_for(n, SP_K, SP_GAMMAS[g]);
         for (uint32_t r = 0; r < SP_RUNS; r++) {
             uint64_t seed = exp_derive_seed(ctx.seed, EXPERIMENT_ID,
                                             (uint64_t)g, r);
@@ -243,9 +238,9 @@ int main(int argc, char **argv)
                 ebb_spectral_destroy(f);
             }
         }
-        double eb = sp_bloom_error(GAMMAS[g], SP_K);
-        fprintf(csv, "%g,%" PRIu64 ",%.6g", GAMMAS[g], m, eb);
-        fprintf(ctx.md, "| %g | %" PRIu64 " | %.4f", GAMMAS[g], m, eb);
+        double eb = sp_bloom_error(SP_GAMMAS[g], SP_K);
+        fprintf(csv, "%g,%" PRIu64 ",%.6g", SP_GAMMAS[g], m, eb);
+        fprintf(ctx.md, "| %g | %" PRIu64 " | %.4f", SP_GAMMAS[g], m, eb);
         for (unsigned mi = 0; mi < SP_METHODS; mi++) {
             fprintf(csv, ",%.6g", sp_mean_additive(&mean[g][mi]));
             fprintf(ctx.md, " | %.3f", sp_mean_additive(&mean[g][mi]));
@@ -268,11 +263,11 @@ int main(int argc, char **argv)
                   " below)", sp_method_name(SP_METHOD[mi]), below[mi]);
     for (unsigned mi = 1; mi < SP_METHODS; mi++) {
         bool ok = true;
-        for (size_t g = 0; g < GAMMA_COUNT; g++) {
+        for (size_t g = 0; g < SP_GAMMA_COUNT; g++) {
             double ms = sp_mean_ratio(&mean[g][0]);
             double other = sp_mean_ratio(&mean[g][mi]);
             if (other > ms ||
-                (mean[g][0].wrong >= MIN_MS_ERRORS && !(other < ms)))
+                (mean[g][0].wrong >= SP_MIN_MS_ERRORS && !(other < ms)))
                 ok = false;
         }
         exp_check(&ctx, EXP_CHECK_STAT, ok,

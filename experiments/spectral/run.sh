@@ -48,13 +48,7 @@ family_paths spectral "$@"
 lane_a=(deletions analysis sweeps)
 lane_b=(words rm)
 check_built "spectral/run.sh" "$1" exp_spectral_ "${lane_a[@]}" "${lane_b[@]}"
-
-rm -rf "$work_dir"
-mkdir -p "$work_dir" "$out_dir"
-started=$SECONDS
-
-echo "spectral experiments: seed $seed, outputs in ${out_dir#"$root"/}"
-run_two_lanes "spectral/run.sh" exp_spectral_ "${lane_a[*]}" "${lane_b[*]}"
+start_family spectral exp_spectral_ "${lane_a[*]}" "${lane_b[*]}"
 
 # ---------------------------------------------------------------------------
 # Figures
@@ -91,22 +85,9 @@ printf '%s\t%s\n' \
     'claim' 'the issue'"'"'s statistical claims (MI'"'"'s and RM'"'"'s error ratios below MS'"'"'s on Zipf data, Figs. 6 and 8; MI'"'"'s additive error after deletions at least 10x RM'"'"'s, Figs. 8 and 9)' \
     'stat' 'measured against predictions and the paper'"'"'s other claims (E_b within 3 sd, Tables 1 and 2'"'"'s gains, RM'"'"'s additive error, answers below the truth of RM with B_f or no marker (not one-sided), B_f'"'"'s error, the iceberg formula'"'"'s peak, MI'"'"'s false negatives, Fig. 7)' \
     >"$kinds"
-write_summary "$summary" "$kinds" "${checks[@]}"
-if any_fatal_failure "${checks[@]}"; then
-    fatal=1
-fi
 
 # ---------------------------------------------------------------------------
 # The page
 # ---------------------------------------------------------------------------
 
-fill_template "$template" "$page" "$work_dir" "$seed" "spectral/run.sh"
-
-echo
-cat "$summary"
-echo
-echo "spectral experiments: wrote ${page#"$root"/} and ${out_dir#"$root"/}/ in $((SECONDS - started)) s"
-if [[ $fatal -ne 0 ]]; then
-    echo "spectral/run.sh: a guarantee or the paper's arithmetic failed (see above)" >&2
-    exit 1
-fi
+finish_family spectral "a guarantee or the paper's arithmetic" "$summary" "$kinds" "${checks[@]}"

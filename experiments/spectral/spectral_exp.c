@@ -22,6 +22,27 @@ const char *sp_method_name(ebb_spectral_method method)
     return "?";
 }
 
+const double SP_GAMMAS[SP_GAMMA_COUNT] = {0.125, 0.25, 0.4,  0.5, 0.6,  0.7,
+                                          0.83,  1.0,  1.25, 1.5, 1.75, 2.0};
+
+sp_span sp_span_empty(void)
+{
+    sp_span s = {INFINITY, 0.0, NAN, NAN};
+    return s;
+}
+
+void sp_span_take(sp_span *s, double ratio, double x)
+{
+    if (ratio < s->lo) {
+        s->lo = ratio;
+        s->lo_x = x;
+    }
+    if (ratio >= s->hi) {
+        s->hi = ratio;
+        s->hi_x = x;
+    }
+}
+
 void *sp_calloc(size_t n, size_t size)
 {
     void *p = calloc(n == 0 ? 1 : n, size);

@@ -13,6 +13,7 @@
 #define EBB_EXPERIMENTS_SPECTRAL_EXP_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "ebb/spectral.h"
@@ -112,6 +113,22 @@ double sp_mean_ratio(const sp_mean *m);
 
 /* E_b = (1 - e^(-gamma))^k. */
 double sp_bloom_error(double gamma, uint32_t k);
+
+/* The gammas = n k / m of the sweeps (Figs. 6 and 7). */
+#define SP_GAMMA_COUNT ((size_t)12)
+extern const double SP_GAMMAS[SP_GAMMA_COUNT];
+
+/* A point counts for "below MS" once MS made this many errors there. */
+#define SP_MIN_MS_ERRORS 20u
+
+/* The range of a ratio over points, and the x (gamma, k or skew) of the
+ * point where each end is reached (the last one for hi). */
+typedef struct sp_span {
+    double lo, hi, lo_x, hi_x;
+} sp_span;
+
+sp_span sp_span_empty(void); /* lo = infinity, hi = 0, x's NaN */
+void sp_span_take(sp_span *s, double ratio, double x);
 
 /* calloc that exits on failure. */
 void *sp_calloc(size_t n, size_t size);

@@ -39,13 +39,7 @@ family_paths stable "$@"
 lane_a=(analysis)
 lane_b=(importance zeros)
 check_built "stable/run.sh" "$1" exp_stable_ "${lane_a[@]}" "${lane_b[@]}"
-
-rm -rf "$work_dir"
-mkdir -p "$work_dir" "$out_dir"
-started=$SECONDS
-
-echo "stable experiments: seed $seed, outputs in ${out_dir#"$root"/}"
-run_two_lanes "stable/run.sh" exp_stable_ "${lane_a[*]}" "${lane_b[*]}"
+start_family stable exp_stable_ "${lane_a[*]}" "${lane_b[*]}"
 
 # ---------------------------------------------------------------------------
 # Figures
@@ -85,22 +79,9 @@ printf '%s\t%s\n' \
     'paper' 'the paper'"'"'s Figure 20: the BF fills up' \
     'stat' 'measured against the analysis (\|z\| <= 3, the transient within 4 sd) and the paper'"'"'s qualitative claims' \
     >"$kinds"
-write_summary "$summary" "$kinds" "${checks[@]}"
-if any_fatal_failure "${checks[@]}"; then
-    fatal=1
-fi
 
 # ---------------------------------------------------------------------------
 # The page
 # ---------------------------------------------------------------------------
 
-fill_template "$template" "$page" "$work_dir" "$seed" "stable/run.sh"
-
-echo
-cat "$summary"
-echo
-echo "stable experiments: wrote ${page#"$root"/} and ${out_dir#"$root"/}/ in $((SECONDS - started)) s"
-if [[ $fatal -ne 0 ]]; then
-    echo "stable/run.sh: a guarantee or a value that must agree with the paper failed (see above)" >&2
-    exit 1
-fi
+finish_family stable "a guarantee or a value that must agree with the paper" "$summary" "$kinds" "${checks[@]}"
