@@ -137,8 +137,8 @@ ebb_status ebb_spectral_params_check(const ebb_spectral_params *params);
  * ^k is at most error_ratio, 32-bit counters. For RM that m is the
  * primary's, and the secondary (ceil(m / 9), so a tenth of the two) and
  * its exact marker come on top: RM with an exact marker errs only where
- * MS on its primary errs, so the bound holds for it too, at about 1.1x
- * the memory. MI is measured below MS's ratio (docs/results/spectral.md);
+ * MS on its primary errs, so the bound holds for it too, at about 1.22x
+ * the memory (32-bit counters: m/9 more counters and m/18 8-byte slots). MI is measured below MS's ratio (docs/results/spectral.md);
  * the bound promised is MS's. EBB_EINVAL for n = 0, error_ratio outside
  * (0, 1), or no m within the limits. */
 ebb_status ebb_spectral_choose(uint64_t distinct, double error_ratio,
@@ -261,7 +261,11 @@ ebb_status ebb_spectral_merge(ebb_spectral *dest, const ebb_spectral *src,
                               uint64_t weight, unsigned flags);
 /* Join: dest = dest * src counter by counter (saturating, counted): the
  * estimate of x is at least f_x(dest) f_x(src) (Spectral Bloomjoin). RM:
- * primaries multiply, the secondary, marker and traps are cleared. */
+ * primaries multiply, the secondary, marker and traps are cleared. dest
+ * keeps its statistics, occurrences rather than products, so Lemma 3's
+ * N no longer describes its counters: ebb_spectral_aggregate_keys on a
+ * joined filter answers nothing meaningful (the filter cannot tell; the
+ * caller must not ask). */
 ebb_status ebb_spectral_join(ebb_spectral *dest, const ebb_spectral *src);
 
 /* ---- Iceberg queries (section 5.2) ---------------------------------------

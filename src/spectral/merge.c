@@ -133,7 +133,10 @@ static ebb_status merge_room(const ebb_spectral *dest, const ebb_spectral *src,
     if (dest->fingerprints == NULL || dest == src ||
         (flags & EBB_SPECTRAL_MERGE_PARTITIONED) == 0)
         return EBB_OK;
-    uint64_t room = dest->params.marker_size - dest->fingerprints_used;
+    /* inserts stop at the table's capacity (3/4 of its slots), not at
+     * its size */
+    uint64_t room = spectral_fingerprint_capacity(dest->params.marker_size) -
+                    dest->fingerprints_used;
     return fingerprints_missing(dest, src) <= room ? EBB_OK : EBB_ELIMIT;
 }
 

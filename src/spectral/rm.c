@@ -206,8 +206,11 @@ static uint32_t rm_distinct_min(const ebb_cells *c, const uint64_t *pos,
                                 uint32_t k, uint32_t *distinct,
                                 uint64_t *where)
 {
-    uint32_t lo = UINT32_MAX, n = 0;
-    for (uint32_t j = 0; j < k; j++) {
+    /* pos[0] is never a repeat: start from it, so *where is set even when
+     * every counter holds UINT32_MAX (32-bit counters, all saturated) */
+    uint32_t lo = ebb_cells_get(c, pos[0]), n = 1;
+    *where = pos[0];
+    for (uint32_t j = 1; j < k; j++) {
         if (rm_seen_before(pos, j))
             continue;
         uint32_t v = ebb_cells_get(c, pos[j]);

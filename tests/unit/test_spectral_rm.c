@@ -301,6 +301,35 @@ static void check_trap_table(const ebb_spectral *f)
     assert_int_equal(used, f->traps_used);
 }
 
+/* A move of a key whose 32-bit counters all saturate (r above the
+ * maximum) sets its trap on the key's own counter: the minimum's search
+ * starts from the key's first counter, not from UINT32_MAX, which no
+ * counter would go below. */
+static void test_trap_on_saturated_key(void **state)
+{
+    (void)state;
+    ebb_spectral_params p;
+    ebb_spectral *f = NULL;
+    assert_int_equal(ebb_spectral_params_init(1000, 32, 1, EBB_SPECTRAL_RM, &p),
+                     EBB_OK);
+    p.trap_slots = 10;
+    assert_int_equal(ebb_spectral_create(&p, &f), EBB_OK);
+    ebb_hash128 h = key_hash(f, 42);
+    uint64_t pos;
+    spectral_positions(h, 1, f->params.counters, &pos);
+    assert_true(pos != 0); /* else the old defect would pass unseen */
+    ebb_spectral_add_hash(f, h, UINT64_MAX);
+    uint64_t set = 0;
+    for (uint64_t i = 0; i < p.trap_slots; i++)
+        if (f->traps[i].counter != UINT64_MAX) {
+            assert_int_equal(f->traps[i].counter, pos);
+            set++;
+        }
+    assert_true(set >= 1);
+    assert_int_equal(set, f->stats.traps_set);
+    ebb_spectral_destroy(f);
+}
+
 static void test_traps(void **state)
 {
     (void)state;
@@ -723,6 +752,29 @@ static void test_exact_merge(void **state)
     support_snap c1 = snap(c), d1 = snap(d);
     support_snap_assert_same(&c0, &c1);
     support_snap_assert_same(&d0, &d1);
+    /* Room is the table's capacity (3/4 of its slots), not its size: a
+     * union between the two is refused too, not applied with src's moves
+     * silently dropped. */
+    bool between = false;
+    for (uint64_t s = 0; s < 200 && !between; s++) {
+        ebb_spectral *e = exact_filter(40, 30 + (uint32_t)(s % 30), 100 + s, 4000);
+        ebb_spectral *g = exact_filter(40, 30 + (uint32_t)(s % 30), 300 + s, 5000);
+        uint64_t sum = e->fingerprints_used + g->fingerprints_used;
+        if (sum > spectral_fingerprint_capacity(40) && sum <= 40) {
+            between = true;
+            support_snap e0 = snap(e);
+            assert_int_equal(ebb_spectral_merge(
+                                 e, g, 1, EBB_SPECTRAL_MERGE_PARTITIONED),
+                             EBB_ELIMIT);
+            support_snap e1 = snap(e);
+            support_snap_assert_same(&e0, &e1);
+            support_snap_free(&e0);
+            support_snap_free(&e1);
+        }
+        ebb_spectral_destroy(e);
+        ebb_spectral_destroy(g);
+    }
+    assert_true(between);
     /* Not partitioned: forgotten. */
     assert_int_equal(ebb_spectral_merge(c, d, 1, 0), EBB_OK);
     assert_int_equal(c->fingerprints_used, 0);
@@ -748,6 +800,7 @@ int main(void)
         cmocka_unit_test(test_saturation),
         cmocka_unit_test(test_forget),
         cmocka_unit_test(test_traps),
+        cmocka_unit_test(test_trap_on_saturated_key),
         cmocka_unit_test(test_property_exact),
         cmocka_unit_test(test_property_exact_full),
         cmocka_unit_test(test_property_bloom),
