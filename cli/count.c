@@ -34,6 +34,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #define PROGRAM COUNT_PROGRAM
 
@@ -109,7 +110,8 @@ static void print_usage(FILE *out)
             "                 when the key's counters hold less); requires\n"
             "                 --key-field\n"
             "  --window N     count the last N lines only: the line N lines\n"
-            "                 back is removed as each line comes\n"
+            "                 back is removed as each line comes (a ring of\n"
+            "                 N hashes: 16 N bytes allocated up front)\n"
             "  --skip-bad     skip a line whose key or delete field is missing\n"
             "                 or invalid (counted) instead of stopping with an\n"
             "                 error\n"
@@ -119,7 +121,8 @@ static void print_usage(FILE *out)
             "                 its count first reaches T (no line whose true\n"
             "                 count reaches T is missed)\n"
             "  --query FILE   instead, at the end: the count of each line of\n"
-            "                 FILE (a whole line is a key), 0 included\n"
+            "                 FILE (a whole line is a key), 0 included; '-'\n"
+            "                 needs FILE operands other than '-'\n"
             "  --json         one JSON object per line: count, saturated, key\n"
             "  --stats        after the run, print counters and the filter's\n"
             "                 shape and statistics to stderr\n"
@@ -219,6 +222,18 @@ static int apply_option(int option, const char *value, void *context)
     }
 }
 
+/* Whether the lines to count come (in part) from standard input: no FILE
+ * operand, or a "-" one. */
+static bool reads_stdin(const count_options *opts)
+{
+    if (opts->input_count == 0)
+        return true;
+    for (int i = 0; i < opts->input_count; i++)
+        if (strcmp(opts->inputs[i], "-") == 0)
+            return true;
+    return false;
+}
+
 /* Combinations that are wrong whatever the state holds. */
 static int check_combinations(const count_options *opts)
 {
@@ -247,6 +262,60 @@ static int check_combinations(const count_options *opts)
         return usage("--skip-bad requires --key-field");
     if (opts->exact_check && !opts->stats)
         return usage("--exact-check requires --stats");
+    if (opts->query_path != NULL && strcmp(opts->query_path, "-") == 0 &&
+        reads_stdin(opts))
+        return usage("--query - cannot read standard input: the lines to "
+                     "count come from it");
+    return CLI_CONTINUE;
+}
+
+/* Whether a and b name the same file (device and inode). */
+static bool same_file(const struct stat *a, const struct stat *b)
+{
+    return a->st_dev == b->st_dev && a->st_ino == b->st_ino;
+}
+
+/* --merge of the --state file (its counts would be added to themselves)
+ * or of one file twice: a usage error. Files that do not exist are left
+ * to the loading, which reports them. */
+static int check_merge_files(const count_options *opts)
+{
+    struct stat state, merged, earlier;
+    bool have_state = opts->state_path != NULL &&
+                      stat(opts->state_path, &state) == 0;
+    for (size_t i = 0; i < opts->merge_count; i++) {
+        const char *path = opts->merge_paths[i];
+        if (stat(path, &merged) != 0)
+            continue;
+        if (have_state && same_file(&merged, &state)) {
+            cli_error(PROGRAM, "--merge '%s' is the --state file '%s'", path,
+                      opts->state_path);
+            return CLI_EXIT_USAGE;
+        }
+        for (size_t j = 0; j < i; j++) {
+            if (stat(opts->merge_paths[j], &earlier) == 0 &&
+                same_file(&merged, &earlier)) {
+                cli_error(PROGRAM, "--merge '%s' is the same file as "
+                          "--merge '%s'", path, opts->merge_paths[j]);
+                return CLI_EXIT_USAGE;
+            }
+        }
+    }
+    return CLI_CONTINUE;
+}
+
+/* A --query file that cannot be opened stops the run before any input
+ * is read or the state touched. */
+static int check_query_file(const count_options *opts)
+{
+    if (opts->query_path == NULL || strcmp(opts->query_path, "-") == 0)
+        return CLI_CONTINUE;
+    FILE *file = fopen(opts->query_path, "r");
+    if (file == NULL) {
+        cli_error(PROGRAM, "%s: %s", opts->query_path, strerror(errno));
+        return CLI_EXIT_IO;
+    }
+    fclose(file);
     return CLI_CONTINUE;
 }
 
@@ -278,7 +347,12 @@ static int parse_command_line(int argc, char **argv, count_options *opts)
         return status;
     opts->inputs = argv + optind;
     opts->input_count = argc - optind;
-    return check_combinations(opts);
+    status = check_combinations(opts);
+    if (status == CLI_CONTINUE)
+        status = check_merge_files(opts);
+    if (status == CLI_CONTINUE)
+        status = check_query_file(opts);
+    return status;
 }
 
 /* ------------------------------------------------------------------------ */
@@ -319,11 +393,8 @@ static int load_file(const char *path, bool may_be_missing,
     }
     ebb_status status = ebb_spectral_load(bytes, length, filter);
     free(bytes);
-    if (status == EBB_EFAMILY) {
-        cli_error(PROGRAM, "the state in '%s' is not a spectral filter (the "
-                  "states of 'ebb count' are)", path);
-        return CLI_EXIT_USAGE;
-    }
+    /* Another family's snapshot is a state error like a damaged one (as
+     * in `ebb dedup`): "snapshot is of another filter family", exit 1. */
     if (status != EBB_OK) {
         cli_error(PROGRAM, "%s: %s", path, ebb_strerror(status));
         return CLI_EXIT_IO;
@@ -343,25 +414,54 @@ static bool same_shape(const ebb_spectral_params *a,
            a->trap_slots == b->trap_slots && a->range == b->range;
 }
 
-/* A loaded filter against the sizing options, when any was given. */
+/* The option given that disagrees with the held filter, or NULL: the
+ * method, counter bits and k given are compared as they are; a sizing
+ * option (--memory, --distinct, --error) by the shape it chooses with the
+ * held method, counter bits and k for the options not given. Sets
+ * *status on a usage error of the choice. */
+static const char *disagreeing_option(const cli_spectral_options *given,
+                                      const ebb_spectral_params *held,
+                                      const char **value, int *status)
+{
+    *status = CLI_CONTINUE;
+    if (given->have_method && given->method != held->method)
+        return *value = given->method_text, "--method";
+    if (given->have_counter_bits && given->counter_bits != held->counter_bits)
+        return *value = given->counter_bits_text, "--counter-bits";
+    if (given->have_k && given->k != held->k)
+        return *value = given->k_text, "--k";
+    if (!given->have_memory && !given->have_distinct && !given->have_error)
+        return NULL;
+    cli_spectral_options spectral = *given;
+    spectral.method = held->method;
+    if (spectral.have_memory) {
+        spectral.counter_bits = held->counter_bits;
+        spectral.k = held->k;
+        spectral.have_k = true; /* not the best k for --distinct */
+    }
+    ebb_spectral_params wanted;
+    *status = cli_spectral_choose(PROGRAM, &spectral, COUNT_SEED, &wanted);
+    if (*status != CLI_CONTINUE || same_shape(&wanted, held))
+        return NULL;
+    if (given->have_memory)
+        return *value = given->memory_text, "--memory";
+    if (given->have_distinct)
+        return *value = given->distinct_text, "--distinct";
+    return *value = given->error_text, "--error";
+}
+
+/* A loaded filter against the options given: those not given are the
+ * held filter's. */
 static int check_loaded(const count_options *opts, const char *path,
                         const ebb_spectral *filter)
 {
-    const char *option, *value;
-    if (!cli_spectral_option_given(&opts->spectral, &option, &value))
-        return CLI_CONTINUE;
-    ebb_spectral_params wanted;
-    int status = cli_spectral_choose(PROGRAM, &opts->spectral, COUNT_SEED,
-                                     &wanted);
-    if (status != CLI_CONTINUE)
-        return status;
     const ebb_spectral_params *held = ebb_spectral_get_params(filter);
-    if (same_shape(&wanted, held))
-        return CLI_CONTINUE;
-    if (opts->spectral.have_method && wanted.method != held->method) {
-        option = "--method";
-        value = opts->spectral.method_text;
-    }
+    const char *value = NULL;
+    int status;
+    const char *option = disagreeing_option(&opts->spectral, held, &value,
+                                            &status);
+    if (option == NULL)
+        return status;
     char shape[160];
     cli_spectral_describe(held, shape, sizeof shape);
     return cli_disagrees(PROGRAM, option, value, path, shape);
@@ -497,37 +597,40 @@ static void finish_run(count_run *run)
 }
 
 /* --exact-check: every key whose exact count is above 0 against its
- * estimate (a saturated one read as the counter maximum). */
+ * estimate; saturated estimates are counted apart. */
 static void print_exact_check(const count_run *run)
 {
     const count_table *table = &run->table;
-    uint32_t bits = ebb_spectral_get_params(run->filter)->counter_bits;
-    uint64_t maximum = (UINT64_C(1) << bits) - 1;
-    uint64_t keys = 0, above = 0, below = 0;
+    uint64_t keys = 0, saturated = 0, above = 0, below = 0;
     double squares = 0.0;
     for (size_t i = 0; i < table->keys; i++) {
         if (table->exact[i] <= 0)
             continue;
+        keys++;
         uint64_t estimate = ebb_spectral_estimate_hash(run->filter,
                                                        table->hashes[i]);
-        if (estimate == EBB_SPECTRAL_SATURATED)
-            estimate = maximum;
+        /* A saturated estimate says "at least the maximum": its error is
+         * unknown, so it is left out of the figures. */
+        if (estimate == EBB_SPECTRAL_SATURATED) {
+            saturated++;
+            continue;
+        }
         double difference = (double)estimate - (double)table->exact[i];
-        keys++;
         above += difference > 0.0;
         below += difference < 0.0;
         squares += difference * difference;
     }
-    double n = keys > 0 ? (double)keys : 1.0;
+    double n = keys > saturated ? (double)(keys - saturated) : 1.0;
     fprintf(stderr,
             "exact keys: %" PRIu64 "\n"
+            "keys saturated: %" PRIu64 "\n"
             "keys above truth: %" PRIu64 "\n"
             "keys below truth: %" PRIu64 "\n"
             "squared error sum: %.17g\n"
             "error ratio: %.9g\n"
             "additive error: %.9g\n"
             "removals of absent keys: %" PRIu64 "\n",
-            keys, above, below, squares, (double)(above + below) / n,
+            keys, saturated, above, below, squares, (double)(above + below) / n,
             sqrt(squares / n), run->counts.absent_removals);
 }
 

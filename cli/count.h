@@ -72,7 +72,8 @@ typedef struct count_counts {
     uint64_t bad_lines; /* skipped by --skip-bad                     */
     uint64_t reported;  /* --threshold: lines written                */
     uint64_t queried;   /* --query: lines answered                   */
-    /* --exact-check: removals of a key whose exact count was 0. */
+    /* Removals refused (also counted in refused) because the table knew
+     * the key absent: never seen, or (--exact-check) its exact count 0. */
     uint64_t absent_removals;
 } count_counts;
 

@@ -175,23 +175,41 @@ static bool examine_line(const count_run *run, const cli_input *input,
     return false;
 }
 
+/* Whether the exact table says the key has no occurrence to remove: never
+ * seen, or (with --exact-check) all its occurrences removed. Without the
+ * table nothing is known. */
+static bool known_absent(const count_run *run, ebb_hash128 hash)
+{
+    if (!run->have_table)
+        return false;
+    size_t index;
+    if (!count_table_find(&run->table, hash, &index))
+        return true;
+    return run->table.count_exactly && run->table.exact[index] <= 0;
+}
+
 /* One occurrence of the key with this hash leaves the filter (and the
- * exact count). */
+ * exact count). A removal the table knows to be of an absent key is
+ * refused: subtracted, it would take other keys' counts down (their
+ * counters are the only ones it could find above 0). */
 static void remove_one(count_run *run, ebb_hash128 hash)
 {
+    if (known_absent(run, hash)) {
+        run->counts.refused++;
+        run->counts.absent_removals++;
+        return;
+    }
     ebb_status status = ebb_spectral_remove_hash(run->filter, hash, 1);
     if (status == EBB_OK)
         run->counts.removed++;
     else
         run->counts.refused++;
-    if (!run->have_table || !run->table.count_exactly)
-        return;
-    size_t index;
-    if (count_table_find(&run->table, hash, &index) &&
-        run->table.exact[index] > 0)
-        run->table.exact[index]--;
-    else
-        run->counts.absent_removals++;
+    /* The key had an occurrence: the truth loses it either way. */
+    if (run->have_table && run->table.count_exactly) {
+        size_t index;
+        if (count_table_find(&run->table, hash, &index))
+            run->table.exact[index]--;
+    }
 }
 
 /* --window: the occurrence of N lines before leaves, this one enters. */

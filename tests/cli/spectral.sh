@@ -18,9 +18,15 @@
 #  - --state: two halves give byte for byte the state of one run (ms);
 #    --merge of the halves' states answers as the one run; a merge of
 #    filters of another shape is refused;
-#  - --window: counts >= the true counts of the last N lines;
+#  - --state options not given taken from the state; --merge of the state
+#    or of one file twice, --query - on standard input, a state of another
+#    family refused;
+#  - --window: the key set of the last N lines, counts >= their counts
+#    there, keys seen only before the window gone;
 #    --delete-field: counts >= the truth after deletions of added lines,
-#    bad operation fields with and without --skip-bad;
+#    every '-' removed, removals of absent keys refused, bad operation
+#    fields with and without --skip-bad; saturated keys left out of the
+#    --exact-check figures;
 #  - `ebb params --spectral --json`: the documented keys (jq).
 
 here=$(cd "$(dirname "$0")" && pwd)
@@ -76,12 +82,20 @@ never_below() {
               exit bad }' "$1" "$2"
 }
 
-# error_figures <exact> <answers>: the --exact-check lines, computed here.
+# error_figures <exact> <answers>: the --exact-check lines, computed here;
+# a saturated count ("N+") is left out of the figures and counted apart.
 error_figures() {
     awk -F '\t' 'NR == FNR { truth[$2] = $1; next }
-        { d = $1 - truth[$2]; keys++; above += d > 0; below += d < 0; sq += d * d }
-        END { printf "exact keys: %d\nkeys above truth: %d\nkeys below truth: %d\n", keys, above, below
-              printf "squared error sum: %.17g\nerror ratio: %.9g\nadditive error: %.9g\n", sq, (above + below) / keys, sqrt(sq / keys) }' "$1" "$2"
+        { keys++; if ($1 ~ /[+]$/) { sat++; next }
+          d = $1 - truth[$2]; n++; above += d > 0; below += d < 0; sq += d * d }
+        END { if (n == 0) n = 1
+              printf "exact keys: %d\nkeys saturated: %d\nkeys above truth: %d\nkeys below truth: %d\n", keys, sat, above, below
+              printf "squared error sum: %.17g\nerror ratio: %.9g\nadditive error: %.9g\n", sq, (above + below) / n, sqrt(sq / n) }' "$1" "$2"
+}
+
+# stats_figures <stderr>: the --exact-check lines printed.
+stats_figures() {
+    grep -E '^(exact keys|keys saturated|keys (above|below) truth|squared error sum|error ratio|additive error): ' "$1"
 }
 
 # ------------------------------------------------------------------------
@@ -130,8 +144,7 @@ for method in ms mi rm; do
     check "$method: every count >= the true count, first seen first" \
         never_below exact.txt "$method.out"
     error_figures exact.txt "$method.out" >"$method.expected"
-    grep -E '^(exact keys|keys (above|below) truth|squared error sum|error ratio|additive error): ' \
-        "$method.err" >"$method.printed"
+    stats_figures "$method.err" >"$method.printed"
     check "$method: --stats error figures equal the exact computation" \
         same_file "$method.expected" "$method.printed"
     check "$method: no key below the truth" \
@@ -148,6 +161,21 @@ for method in mi; do
     check "$method: error ratio $ratio below ms's $ms_ratio" \
         awk -v a="$ratio" -v b="$ms_ratio" 'BEGIN { exit !(a < b) }'
 done
+
+# Saturated estimates (4-bit counters saturate at 15): left out of the
+# figures and counted as "keys saturated" (a saturated count read as the
+# maximum would be a key "below the truth" the filter never claimed).
+"$EBB" count --memory 64k --counter-bits 4 --stats --exact-check zipf.txt \
+    >saturated.out 2>saturated.err
+check "4-bit counters: exit 0" equals "$?" 0
+error_figures exact.txt saturated.out >saturated.expected
+stats_figures saturated.err >saturated.printed
+check "4-bit counters: --stats figures leave saturated keys out" \
+    same_file saturated.expected saturated.printed
+check "4-bit counters: some keys saturated (the test can fail)" \
+    test "$(stat_value saturated.err "keys saturated")" -gt 0
+check "4-bit counters: no unsaturated key below the truth" \
+    equals "$(stat_value saturated.err "keys below truth")" 0
 
 # --json: the same answers.
 "$EBB" count --method ms --memory 512k --json zipf.txt >ms.json
@@ -205,20 +233,81 @@ run_capture disagree /dev/null "$EBB" count --memory 1M --state a.state
 check "--state with other options: exit 2" equals "$status" 2
 check "--state with other options: one message" stderr_starts_with \
     disagree.err "ebb count: --memory 1M disagrees with the state in 'a.state'"
+# Options not given are the held filter's; those given are compared alone.
+"$EBB" count --method rm --memory 512k --state rm.state first.txt >/dev/null
+run_capture agree /dev/null "$EBB" count --method rm --state rm.state
+check "--state: --method rm alone agrees with an rm state" equals "$status" 0
+run_capture agree /dev/null "$EBB" count --memory 512k --state a.state
+check "--state: --memory 512k agrees with its state (k held)" \
+    equals "$status" 0
+run_capture disagree /dev/null "$EBB" count --method ms --state rm.state
+check "--state: --method ms against rm: exit 2" equals "$status" 2
+check "--state: the method that disagrees named" stderr_starts_with \
+    disagree.err "ebb count: --method ms disagrees with the state in 'rm.state' (method rm,"
+run_capture disagree /dev/null "$EBB" count --memory 512k --counter-bits 16 \
+    --state a.state
+check "--state: --counter-bits that disagree named" stderr_starts_with \
+    disagree.err "ebb count: --counter-bits 16 disagrees with the state in 'a.state'"
+# --merge of the state itself or of one file twice: counts added twice.
+cp a.state self.state
+run_capture self /dev/null "$EBB" count --state self.state --merge ./self.state
+check "--merge of the --state file: exit 2" equals "$status" 2
+check "--merge of the --state file: one message" stderr_is self.err \
+    "ebb count: --merge './self.state' is the --state file 'self.state'"
+check "--merge of the --state file: state untouched" same_file a.state self.state
+ln -f a.state a.link
+run_capture twice /dev/null "$EBB" count --merge a.state --merge a.link
+check "--merge of one file twice: exit 2" equals "$status" 2
+check "--merge of one file twice: one message" stderr_is twice.err \
+    "ebb count: --merge 'a.link' is the same file as --merge 'a.state'"
+# A state of another family is a state error (exit 1), as in ebb dedup.
+"$EBB" dedup --window 100 --state dedup.state </dev/null
+run_capture family /dev/null "$EBB" count --state dedup.state
+check "--state of another family: exit 1" equals "$status" 1
+check "--state of another family: one message" stderr_is family.err \
+    "ebb count: dedup.state: snapshot is of another filter family"
+# --query - with standard input also an input; a missing query file stops
+# the run before it reads or saves anything.
+expect_usage "ebb count: --query - cannot read standard input: the lines to count come from it" \
+    count --query -
+expect_usage "ebb count: --query - cannot read standard input: the lines to count come from it" \
+    count --query - first.txt -
+cp rm.state rm.before
+run_capture noquery first.txt "$EBB" count --query missing.txt --state rm.state \
+    - missing-input.txt
+check "--query of a missing file: exit 1" equals "$status" 1
+check "--query of a missing file: named before any input is read" \
+    stderr_is noquery.err "ebb count: missing.txt: No such file or directory"
+check "--query of a missing file: the state untouched" same_file rm.before rm.state
 
 # ------------------------------------------------------------------------
 # --window and --delete-field
 # ------------------------------------------------------------------------
 
+# The window's answers against an exact count of the last N lines: the same
+# key set (4M: about 10^6 counters, so a key out of the window stays above
+# 0 with probability about (1 - e^(-k n / m))^k < 10^-5 for n distinct keys
+# in it, n k / m < 0.03), no count below the truth, and keys seen only
+# before the window gone: whole-stream counts fail all three.
 window=20000
+tail -n "$window" zipf.txt >last.txt
+exact last.txt >last.exact
 for method in ms rm; do
-    "$EBB" count --method "$method" --memory 256k --window "$window" \
+    "$EBB" count --method "$method" --memory 4M --window "$window" \
         zipf.txt >"window.$method"
-    tail -n "$window" zipf.txt >last.txt
-    check "--window $method: every key of the last $window lines, counts >= the truth" \
-        awk -F '\t' 'NR == FNR { n[$0]++; next } { got[$2] = $1 }
+    check "--window $method: exit 0" equals "$?" 0
+    check "--window $method: the keys printed are those of the last $window lines" \
+        same_file <(cut -f 2 last.exact | sort) <(cut -f 2 "window.$method" | sort)
+    check "--window $method: every count >= its count in the last $window lines" \
+        awk -F '\t' 'NR == FNR { n[$2] = $1; next } { got[$2] = $1 }
             END { for (k in n) if (!(k in got) || got[k] + 0 < n[k]) exit 1 }' \
-            last.txt "window.$method"
+            last.exact "window.$method"
+    check "--window $method: some key seen only before the window is gone or lower" \
+        awk -F '\t' 'FILENAME == ARGV[1] { inside[$2]; next }
+            FILENAME == ARGV[2] { if (!($2 in inside)) whole[$2] = $1; next }
+            { got[$2] = $1 }
+            END { for (k in whole) if (!(k in got) || got[k] + 0 < whole[k]) exit 0
+                  exit 1 }' last.exact exact.txt "window.$method"
 done
 
 # Operations: each key added, and removed only when an occurrence is left.
@@ -235,11 +324,53 @@ for method in ms rm; do
         awk -F '\t' 'NR == FNR { n[$2] = $1; next } { got[$2] = $1 }
             END { for (k in n) if (!(k in got) || got[k] + 0 < n[k]) exit 1 }' \
             ops.exact "ops.$method"
+    check "--delete-field $method: occurrences removed = the '-' lines" \
+        equals "$(stat_value "ops.$method.err" "occurrences removed")" \
+        "$(grep -c ' -$' ops.txt)"
+    check "--delete-field $method: some key below its '+' lines (removals applied)" \
+        awk -F '\t' 'NR == FNR { if ($0 ~ / [+]$/) { split($0, f, " "); plus[f[1]]++ }; next }
+            { got[$2] = $1 }
+            END { for (k in plus) if (!(k in got) || got[k] + 0 < plus[k]) exit 0
+                  exit 1 }' ops.txt "ops.$method"
     check "--delete-field $method: no removal refused" \
         equals "$(stat_value "ops.$method.err" "removals refused")" 0
     check "--delete-field $method: no key below the truth" \
         equals "$(stat_value "ops.$method.err" "keys below truth")" 0
 done
+# Removals of keys never added (z*), and with --exact-check of keys removed
+# more often than added (b*): refused and counted, never subtracted. On a
+# filter of 208 counters (k 1) subtracting them would take the a* keys'
+# shared counters below their truth (3).
+awk 'BEGIN { for (i = 1; i <= 50; i++) print "a" i " +\na" i " +\na" i " +"
+             for (i = 1; i <= 1000; i++) print "z" i " -" }' >absent.ops
+awk 'BEGIN { for (i = 1; i <= 50; i++) print "b" i " +\nb" i " -\nb" i " -" }' \
+    | cat absent.ops - >overdrawn.ops
+a_keys_intact() {
+    awk -F '\t' '$2 ~ /^a/ { if ($1 + 0 < 3) exit 1; n++ } END { exit n != 50 }' "$1"
+}
+"$EBB" count --memory 512 --k 1 --counter-bits 8 --key-field 1 \
+    --delete-field 2 --stats absent.ops >absent.out 2>absent.err
+check "absent removals: exit 0" equals "$?" 0
+check "absent removals: every a key still counted >= 3" a_keys_intact absent.out
+check "absent removals: the 1000 refused" \
+    equals "$(stat_value absent.err "removals refused")" 1000
+check "absent removals: none subtracted" \
+    equals "$(stat_value absent.err "occurrences removed")" 0
+"$EBB" count --memory 512 --k 1 --counter-bits 8 --key-field 1 \
+    --delete-field 2 --stats --exact-check overdrawn.ops >overdrawn.out \
+    2>overdrawn.err
+check "overdrawn removals: exit 0" equals "$?" 0
+check "overdrawn removals: every a key still counted >= 3" \
+    a_keys_intact overdrawn.out
+check "overdrawn removals: 1000 + 50 refused" \
+    equals "$(stat_value overdrawn.err "removals refused")" 1050
+check "overdrawn removals: counted as removals of absent keys" \
+    equals "$(stat_value overdrawn.err "removals of absent keys")" 1050
+check "overdrawn removals: only the 50 first b removals subtracted" \
+    equals "$(stat_value overdrawn.err "occurrences removed")" 50
+check "overdrawn removals: no key below the truth" \
+    equals "$(stat_value overdrawn.err "keys below truth")" 0
+
 printf 'a +\nb x\na +\n' >bad.txt
 run_capture bad bad.txt "$EBB" count --key-field 1 --delete-field 2
 check "bad delete field: exit 1" equals "$status" 1
