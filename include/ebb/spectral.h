@@ -31,7 +31,9 @@
  *       MS's and its additive error about half (docs/results/spectral.md:
  *       the paper's 18x of Table 1 does not reproduce).
  *
- * Counters are packed fixed-width cells of 1..32 bits (src/core/cells.h).
+ * Counters are packed fixed-width cells of 1..32 bits (src/core/cells.h)
+ * or, as an option (ebb_spectral_storage), compact codes of about log2 of
+ * their value in the paper's string-array index (section 4).
  * A counter that would pass 2^bits - 1 saturates there, sticks (a
  * saturated counter is never decremented: its true sum is unknown) and is
  * counted in the statistics; an estimate read from a saturated counter is
@@ -93,6 +95,29 @@ typedef enum ebb_spectral_marker {
     EBB_SPECTRAL_MARKER_NONE = 2
 } ebb_spectral_marker;
 
+/* Where the counters live (issue 15). Answers, statistics (but
+ * memory_bytes) and saturation are the same for every storage on the
+ * same input: the compact counters also stop at 2^counter_bits - 1.
+ *
+ *   FIXED          packed cells of counter_bits bits (src/core/cells.h):
+ *                  fixed memory, no allocation after creation.
+ *   COMPACT_GAMMA  the string-array index (src/core/strarray.h, section 4
+ *   COMPACT_DELTA  of the paper): each counter in a prefix-free code of
+ *   COMPACT_STEPS  about log2 of its value (Elias gamma or delta of n + 1,
+ *                  or ebb's "steps" code for small counters), so memory
+ *                  grows with the counts. An update whose code outgrows
+ *                  the index's slack may have to rebuild the array in a
+ *                  new allocation: the calls marked "compact:
+ *                  EBB_ENOMEM" below can then fail, leaving the filter
+ *                  exactly as it was. Not with trapping RM (trap_slots >
+ *                  0: EBB_EINVAL). */
+typedef enum ebb_spectral_storage {
+    EBB_SPECTRAL_FIXED = 0,
+    EBB_SPECTRAL_COMPACT_GAMMA = 1,
+    EBB_SPECTRAL_COMPACT_DELTA = 2,
+    EBB_SPECTRAL_COMPACT_STEPS = 3
+} ebb_spectral_storage;
+
 /* The shape of a filter. Fill it with ebb_spectral_params_init or
  * ebb_spectral_choose, then change fields if needed. Two filters are
  * compatible (union, join) when every field is equal. */
@@ -114,10 +139,11 @@ typedef struct ebb_spectral_params {
      * ceil(log2 range) dyadic nodes above it. */
     uint64_t range;
     uint64_t seed;           /* hash seed: keys map to counters through it  */
+    ebb_spectral_storage storage; /* FIXED (the default) or COMPACT_*       */
 } ebb_spectral_params;
 
 /* Fills *out: `counters` counters of `counter_bits` bits in all, k, the
- * method, range 0, seed 0. For RM the counters are split as the paper's
+ * method, range 0, seed 0, FIXED storage. For RM the counters are split as the paper's
  * experiments do, primary and secondary together m, with the split that
  * measured best (docs/spectral.md): secondary m_s = ceil(m / 10),
  * secondary_k = min(2, k), and an EXACT marker of ceil(m_s / 2) slots
@@ -153,8 +179,10 @@ double ebb_spectral_gamma(const ebb_spectral_params *params,
                           uint64_t distinct);
 
 /* Bytes the filter of this shape allocates (counters, marker, traps,
- * handle); what ebb_spectral_memory reports once created. 0 for invalid
- * params. */
+ * handle); what ebb_spectral_memory reports once created. Compact
+ * storage: the bytes of the empty filter (its index, one code per
+ * counter, the slack, and the table of an update's pending counters);
+ * ebb_spectral_memory grows with the counts. 0 for invalid params. */
 uint64_t ebb_spectral_memory_for(const ebb_spectral_params *params);
 
 /* ---- The filter ---------------------------------------------------------- */
@@ -174,15 +202,18 @@ ebb_hash128 ebb_spectral_hash(const ebb_spectral *filter, const void *key,
                               size_t len);
 
 /* Adds r >= 0 occurrences of the key (r = 0: no change). Counters that
- * would pass the maximum saturate (counted). EBB_OK always for valid
- * arguments; EBB_ENOMEM only for trapping RM never (the trap table is
- * allocated at creation: when full, no trap is set, counted). */
+ * would pass the maximum saturate (counted). FIXED storage: EBB_OK always
+ * for valid arguments (trapping RM's table is allocated at creation: when
+ * full, no trap is set, counted). Compact: EBB_ENOMEM when a counter's
+ * growth needs memory that cannot be had; the filter, statistics
+ * included, is then as it was. */
 ebb_status ebb_spectral_add(ebb_spectral *filter, const void *key, size_t len,
                             uint64_t r);
 ebb_status ebb_spectral_add_hash(ebb_spectral *filter, ebb_hash128 hash,
                                  uint64_t r);
 
-/* Removes r occurrences. EBB_EINVAL under MI (use the unsafe form);
+/* Removes r occurrences (compact: never EBB_ENOMEM, counters only
+ * shrink). EBB_EINVAL under MI (use the unsafe form);
  * EBB_EUNDERFLOW when one of the key's counters is below r (more deletes
  * than inserts, or a key never added): nothing changes, counted in
  * stats.refused_removals. Saturated counters are left as they are. */
@@ -203,13 +234,16 @@ uint64_t ebb_spectral_estimate(const ebb_spectral *filter, const void *key,
 uint64_t ebb_spectral_estimate_hash(const ebb_spectral *filter,
                                     ebb_hash128 hash);
 
-/* Batches: the same answers and final state as single calls in order. */
+/* Batches: the same answers and final state as single calls in order.
+ * add_batch: EBB_OK; compact: EBB_ENOMEM at the first add that fails,
+ * the adds before it applied, it and the later ones not. */
 void ebb_spectral_hash_batch(const ebb_spectral *filter,
                              const void *const *keys, const size_t *lens,
                              size_t n, ebb_hash128 *out);
 /* counts may be NULL (1 each). */
-void ebb_spectral_add_batch(ebb_spectral *filter, const ebb_hash128 *hashes,
-                            const uint64_t *counts, size_t n);
+ebb_status ebb_spectral_add_batch(ebb_spectral *filter,
+                                  const ebb_hash128 *hashes,
+                                  const uint64_t *counts, size_t n);
 void ebb_spectral_estimate_batch(const ebb_spectral *filter,
                                  const ebb_hash128 *hashes, size_t n,
                                  uint64_t *out);
@@ -243,7 +277,9 @@ ebb_status ebb_spectral_aggregate_keys(const ebb_spectral *filter,
 
 /* ---- Union and join (sections 2.2, 5.3) ----------------------------------
  * Both need compatible filters (params equal: m, bits, k, method, RM's
- * parts, range, seed); otherwise EBB_EINVAL and neither changes.
+ * parts, range, seed, storage); otherwise EBB_EINVAL and neither changes.
+ * Compact storage: the result is built in new arrays that replace dest's
+ * (memory for both meanwhile); EBB_ENOMEM leaves dest unchanged.
  *
  * Union: dest += weight * src, counter by counter, saturating (counted).
  * Exactly the filter built from both streams for MS; for MI the sum still
@@ -291,7 +327,8 @@ ebb_status ebb_spectral_watch_create(uint64_t threshold, size_t expected,
 void ebb_spectral_watch_destroy(ebb_spectral_watch *watch);
 /* Adds r occurrences of the key to the filter, then *reported = true when
  * this add is the key's report. EBB_ENOMEM when the set must grow and
- * cannot: neither the filter nor the watch changes. */
+ * cannot, or (compact) the filter's add fails: the filter and the set of
+ * reported keys do not change. */
 ebb_status ebb_spectral_watch_add(ebb_spectral *filter,
                                   ebb_spectral_watch *watch,
                                   ebb_hash128 hash, uint64_t r,
@@ -307,6 +344,8 @@ size_t ebb_spectral_watch_count(const ebb_spectral_watch *watch);
  * estimates; each is one-sided under MS and MI, so the sum is too. EBB_EINVAL without a range, for x >= R, or lo > hi or
  * hi >= R. The memory the nodes take is the caller's to size (Claim 12:
  * at most n log2 R node keys for n distinct items). */
+/* add_int: the item and its nodes are added together or (compact,
+ * EBB_ENOMEM) not at all. */
 ebb_status ebb_spectral_add_int(ebb_spectral *filter, uint64_t x,
                                 uint64_t r);
 ebb_status ebb_spectral_remove_int(ebb_spectral *filter, uint64_t x,
@@ -338,7 +377,8 @@ void ebb_spectral_get_stats(const ebb_spectral *filter,
 size_t ebb_spectral_memory(const ebb_spectral *filter);
 
 /* Snapshots (family 6, docs/format.md): params, statistics, counters,
- * secondary, marker and trap table. Loading validates every field and
+ * secondary, marker and trap table; compact counters as the string-array
+ * index's own image (FIXED snapshots are byte for byte as before). Loading validates every field and
  * length before reading. Errors as the other families: EBB_EBUFSIZE
  * (*written = bytes needed), EBB_EMAGIC, EBB_EVERSION, EBB_EFAMILY,
  * EBB_ETRUNCATED, EBB_ECHECKSUM, EBB_ECORRUPT, EBB_ENOMEM; *out untouched

@@ -48,7 +48,7 @@
  */
 #include <math.h>
 
-#include "spectral/spectral_internal.h"
+#include "spectral/store.h"
 
 /* Sorts the g <= 32 group means (insertion sort) and returns the median. */
 static double median(double *v, uint32_t g)
@@ -77,7 +77,7 @@ static double median_of_means(const ebb_spectral *f, ebb_hash128 h,
     for (uint32_t g = 0; g < groups; g++) {
         uint64_t sum = 0;
         for (uint32_t j = g * per; j < (g + 1) * per; j++) {
-            uint32_t v = ebb_cells_get(c, pos[j]);
+            uint32_t v = spectral_store_get(f, SPECTRAL_PRIMARY, pos[j]);
             if (v == c->max)
                 return NAN;
             sum += v;

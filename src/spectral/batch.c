@@ -12,10 +12,13 @@
  * as in a single call; only its primary counters are prefetched.
  *
  * Below EBB_ADD_PREFETCH_MIN_BYTES of primary counters the filter stays
- * in the caches and a batch is a loop of single calls' steps.
+ * in the caches and a batch is a loop of single calls' steps. Compact
+ * storage (store.h) has no word to prefetch before its offsets are read,
+ * and each add must commit or fail on its own: a loop of single calls,
+ * stopping at the first that fails.
  */
 #include "core/slice.h"
-#include "spectral/spectral_internal.h"
+#include "spectral/store.h"
 
 /* Keys prepared ahead of the one applied, and the ring holding them. */
 #define AHEAD 8u
@@ -36,7 +39,8 @@ static inline void prefetch_words(const ebb_spectral *f, const uint64_t *pos,
 
 static bool prefetch_pays(const ebb_spectral *f)
 {
-    return ebb_add_prefetch_pays(ebb_cells_bytes(&f->primary));
+    return f->compact == NULL &&
+           ebb_add_prefetch_pays(ebb_cells_bytes(&f->primary));
 }
 
 static inline void positions(const ebb_spectral *f, ebb_hash128 h,
@@ -83,13 +87,30 @@ static void add_each(ebb_spectral *f, const ebb_hash128 *h,
     }
 }
 
-void ebb_spectral_add_batch(ebb_spectral *f, const ebb_hash128 *hashes,
-                            const uint64_t *counts, size_t n)
+/* Compact storage: single adds, each committed; the first failure
+ * stops the batch. */
+static ebb_status add_compact(ebb_spectral *f, const ebb_hash128 *h,
+                              const uint64_t *counts, size_t n)
 {
+    for (size_t i = 0; i < n; i++) {
+        ebb_status st =
+            ebb_spectral_add_hash(f, h[i], counts == NULL ? 1u : counts[i]);
+        if (st != EBB_OK)
+            return st;
+    }
+    return EBB_OK;
+}
+
+ebb_status ebb_spectral_add_batch(ebb_spectral *f, const ebb_hash128 *hashes,
+                                  const uint64_t *counts, size_t n)
+{
+    if (f->compact != NULL)
+        return add_compact(f, hashes, counts, n);
     if (prefetch_pays(f))
         add_run(f, hashes, counts, n);
     else
         add_each(f, hashes, counts, n);
+    return EBB_OK;
 }
 
 /* ---- Estimates ---------------------------------------------------------- */

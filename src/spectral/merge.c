@@ -29,9 +29,17 @@
  *
  * Both refuse (EBB_EINVAL) incompatible filters, weight 0 and unknown
  * flags before anything is written: neither filter changes.
+ *
+ * Compact storage (store.h): each part's result is written into a new
+ * array (spectral_stage_*) and the new arrays replace dest's only when
+ * all were built, so EBB_ENOMEM leaves dest as it was; src may be dest
+ * (its old arrays are read while the new ones are written). FIXED
+ * storage writes in place, as before.
  */
+#include <string.h>
+
 #include "core/bits.h"
-#include "spectral/spectral_internal.h"
+#include "spectral/store.h"
 
 static bool compatible(const ebb_spectral_params *a,
                        const ebb_spectral_params *b)
@@ -41,45 +49,57 @@ static bool compatible(const ebb_spectral_params *a,
            a->secondary == b->secondary && a->secondary_k == b->secondary_k &&
            a->marker == b->marker && a->marker_size == b->marker_size &&
            a->trap_slots == b->trap_slots && a->range == b->range &&
-           a->seed == b->seed;
+           a->seed == b->seed && a->storage == b->storage;
 }
 
-/* dest += weight * src over a part; returns the clips. */
-static uint64_t add_cells(ebb_cells *dest, const ebb_cells *src,
-                          uint64_t weight)
+/* dest += weight * src over a part, into stage; *clipped gets the clips.
+ * EBB_ENOMEM (compact) when the stage cannot grow. */
+static ebb_status add_part(ebb_spectral *dest, const ebb_spectral *src,
+                           spectral_part part, spectral_stage *stage,
+                           uint64_t weight, uint64_t *clipped)
 {
-    uint64_t clipped = 0;
-    for (uint64_t i = 0; i < dest->count; i++) {
-        uint32_t s = ebb_cells_get(src, i);
-        if (s == 0)
+    uint32_t max = spectral_store_max(dest, part);
+    uint64_t count = spectral_store_count(dest, part);
+    for (uint64_t i = 0; i < count; i++) {
+        uint32_t s = spectral_store_get(src, part, i);
+        uint32_t d = spectral_store_get(dest, part, i);
+        uint32_t v = d; /* s = 0: kept (a new array must receive it) */
+        if (s != 0) {
+            uint32_t room = max - d;
+            bool clip = weight > room / s;
+            *clipped += clip;
+            v = clip ? max : d + (uint32_t)(weight * s);
+        } else if (!stage->active) {
             continue;
-        uint32_t d = ebb_cells_get(dest, i);
-        uint32_t room = dest->max - d;
-        if (weight > room / s) {
-            clipped++;
-            ebb_cells_set(dest, i, dest->max);
-        } else {
-            ebb_cells_set(dest, i, d + (uint32_t)(weight * s));
         }
+        ebb_status st = spectral_stage_put(dest, part, stage, i, v);
+        if (st != EBB_OK)
+            return st;
     }
-    return clipped;
+    return EBB_OK;
 }
 
-/* dest *= src over a part; returns the clips. */
-static uint64_t multiply_cells(ebb_cells *dest, const ebb_cells *src)
+/* dest *= src over a part, into stage; *clipped gets the clips. */
+static ebb_status multiply_part(ebb_spectral *dest, const ebb_spectral *src,
+                                spectral_part part, spectral_stage *stage,
+                                uint64_t *clipped)
 {
-    uint64_t clipped = 0;
-    for (uint64_t i = 0; i < dest->count; i++) {
-        uint32_t d = ebb_cells_get(dest, i);
+    uint32_t max = spectral_store_max(dest, part);
+    uint64_t count = spectral_store_count(dest, part);
+    for (uint64_t i = 0; i < count; i++) {
+        uint32_t d = spectral_store_get(dest, part, i);
         if (d == 0)
             continue;
-        uint32_t s = ebb_cells_get(src, i);
+        uint32_t s = spectral_store_get(src, part, i);
         uint64_t product = (uint64_t)d * s;
-        bool clip = product > dest->max || (d == dest->max && s != 0);
-        clipped += clip;
-        ebb_cells_set(dest, i, clip ? dest->max : (uint32_t)product);
+        bool clip = product > max || (d == max && s != 0);
+        *clipped += clip;
+        ebb_status st = spectral_stage_put(dest, part, stage, i,
+                                           clip ? max : (uint32_t)product);
+        if (st != EBB_OK)
+            return st;
     }
-    return clipped;
+    return EBB_OK;
 }
 
 /* Marker bits: dest |= src, word by word (1-bit cells, tails clear). */
@@ -153,11 +173,26 @@ ebb_status ebb_spectral_merge(ebb_spectral *dest, const ebb_spectral *src,
     bool rm = dest->params.method == EBB_SPECTRAL_RM;
     bool partitioned = (flags & EBB_SPECTRAL_MERGE_PARTITIONED) != 0;
     /* src may be dest: add_stats reads each field before it writes it,
-     * add_cells each counter. */
+     * add_part each counter (compact: from the old arrays). */
+    uint64_t clipped = 0;
+    spectral_stage primary, secondary;
+    memset(&secondary, 0, sizeof secondary);
+    st = spectral_stage_begin(dest, SPECTRAL_PRIMARY, &primary);
+    if (st == EBB_OK)
+        st = add_part(dest, src, SPECTRAL_PRIMARY, &primary, weight,
+                      &clipped);
+    if (st == EBB_OK && rm && partitioned) {
+        st = spectral_stage_begin(dest, SPECTRAL_SECONDARY, &secondary);
+        if (st == EBB_OK)
+            st = add_part(dest, src, SPECTRAL_SECONDARY, &secondary, weight,
+                          &clipped);
+    }
+    spectral_stage_end(dest, SPECTRAL_PRIMARY, &primary, st == EBB_OK);
+    spectral_stage_end(dest, SPECTRAL_SECONDARY, &secondary, st == EBB_OK);
+    if (st != EBB_OK)
+        return st;
     add_stats(dest, src, weight);
-    uint64_t clipped = add_cells(&dest->primary, &src->primary, weight);
     if (rm && partitioned) {
-        clipped += add_cells(&dest->secondary, &src->secondary, weight);
         if (dest->marker.words != NULL)
             or_cells(&dest->marker, &src->marker);
         if (dest->fingerprints != NULL && dest != src)
@@ -180,7 +215,14 @@ ebb_status ebb_spectral_join(ebb_spectral *dest, const ebb_spectral *src)
     if (dest == NULL || src == NULL ||
         !compatible(&dest->params, &src->params))
         return EBB_EINVAL;
-    uint64_t clipped = multiply_cells(&dest->primary, &src->primary);
+    uint64_t clipped = 0;
+    spectral_stage primary;
+    ebb_status st = spectral_stage_begin(dest, SPECTRAL_PRIMARY, &primary);
+    if (st == EBB_OK)
+        st = multiply_part(dest, src, SPECTRAL_PRIMARY, &primary, &clipped);
+    spectral_stage_end(dest, SPECTRAL_PRIMARY, &primary, st == EBB_OK);
+    if (st != EBB_OK)
+        return st;
     if (dest->params.method == EBB_SPECTRAL_RM)
         spectral_rm_forget(dest);
     dest->stats.saturations =

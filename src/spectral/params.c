@@ -31,7 +31,7 @@
 
 #include "core/bits.h"
 #include "core/cells.h"
-#include "spectral/spectral_internal.h"
+#include "spectral/store.h"
 
 /* RM's secondary_k = min(2, k) and an EXACT marker of ceil(m_s / 2)
  * slots: the keys a secondary of m_s counters holds at gamma_s ~ 1 with
@@ -88,11 +88,22 @@ static bool marker_valid(const ebb_spectral_params *p)
     return false;
 }
 
+/* FIXED, or a compact code without traps: a trap names a primary counter
+ * that an update far from it changes, which the pending table of a
+ * compact update (store.h) does not bound. */
+static bool storage_valid(const ebb_spectral_params *p)
+{
+    if ((uint32_t)p->storage > (uint32_t)EBB_SPECTRAL_COMPACT_STEPS)
+        return false;
+    return p->storage == EBB_SPECTRAL_FIXED || p->trap_slots == 0;
+}
+
 ebb_status ebb_spectral_params_check(const ebb_spectral_params *p)
 {
     if (p == NULL || !part_valid(p->counters) || p->counter_bits < 1 ||
         p->counter_bits > EBB_SPECTRAL_MAX_COUNTER_BITS || p->k < 1 ||
-        p->k > EBB_SPECTRAL_MAX_K || p->range > EBB_SPECTRAL_MAX_RANGE)
+        p->k > EBB_SPECTRAL_MAX_K || p->range > EBB_SPECTRAL_MAX_RANGE ||
+        !storage_valid(p))
         return EBB_EINVAL;
     switch (p->method) {
     case EBB_SPECTRAL_MS:
@@ -204,10 +215,7 @@ uint64_t ebb_spectral_memory_for(const ebb_spectral_params *p)
     if (ebb_spectral_params_check(p) != EBB_OK)
         return 0;
     uint64_t total = sizeof(struct ebb_spectral);
-    total = ebb_saturating_add(total,
-                               part_bytes(p->counters, p->counter_bits));
-    total = ebb_saturating_add(total,
-                               part_bytes(p->secondary, p->counter_bits));
+    total = ebb_saturating_add(total, spectral_store_bytes_for(p));
     if (p->marker == EBB_SPECTRAL_MARKER_BLOOM)
         total = ebb_saturating_add(total, part_bytes(p->marker_size, 1));
     else if (p->marker == EBB_SPECTRAL_MARKER_EXACT && p->marker_size > 0)

@@ -44,7 +44,7 @@
  * caller does it (ebb_spectral_choose knows nothing of the tree).
  */
 #include "core/bits.h"
-#include "spectral/spectral_internal.h"
+#include "spectral/store.h"
 
 static void put_le64(unsigned char *p, uint64_t v)
 {
@@ -152,7 +152,7 @@ bool spectral_can_remove_all(const ebb_spectral *f, const ebb_hash128 *h,
         size_t run = 1;
         while (i + run < total && pos[i + run] == pos[i])
             run++;
-        uint32_t v = ebb_cells_get(c, pos[i]);
+        uint32_t v = spectral_store_get(f, SPECTRAL_PRIMARY, pos[i]);
         /* A saturated counter is left as it is, never refused. */
         if (v != c->max && (uint64_t)v < (uint64_t)r * run)
             return false;
@@ -185,12 +185,12 @@ ebb_status ebb_spectral_add_int(ebb_spectral *f, uint64_t x, uint64_t r)
         return EBB_EINVAL;
     ebb_hash128 h[SPECTRAL_CAN_REMOVE_MAX_KEYS];
     size_t n = branch_hashes(f, x, h);
-    for (size_t i = 0; i < n; i++) {
-        ebb_status s = ebb_spectral_add_hash(f, h[i], r);
-        if (s != EBB_OK)
-            return s; /* only for invalid arguments, before any change */
-    }
-    return EBB_OK;
+    /* One transaction (store.h): compact storage adds the L + 1 keys
+     * together or, EBB_ENOMEM, none of them. */
+    spectral_begin(f);
+    for (size_t i = 0; i < n; i++)
+        (void)ebb_spectral_add_hash(f, h[i], r); /* nested: EBB_OK */
+    return spectral_commit(f);
 }
 
 ebb_status ebb_spectral_remove_int(ebb_spectral *f, uint64_t x, uint64_t r)
@@ -207,12 +207,12 @@ ebb_status ebb_spectral_remove_int(ebb_spectral *f, uint64_t x, uint64_t r)
         f->stats.refused_removals++;
         return EBB_EUNDERFLOW;
     }
-    for (size_t i = 0; i < n; i++) {
-        ebb_status s = ebb_spectral_remove_hash(f, h[i], r);
-        if (s != EBB_OK)
-            return s; /* not reached: the check above covers every key */
-    }
-    return EBB_OK;
+    spectral_begin(f);
+    ebb_status st = EBB_OK;
+    for (size_t i = 0; i < n && st == EBB_OK; i++)
+        st = ebb_spectral_remove_hash(f, h[i], r); /* checked above: OK */
+    ebb_status committed = spectral_commit(f); /* shrinks: EBB_OK */
+    return st != EBB_OK ? st : committed;
 }
 
 ebb_status ebb_spectral_estimate_int(const ebb_spectral *f, uint64_t x,

@@ -162,7 +162,7 @@
 #include <string.h>
 
 #include "core/bits.h"
-#include "spectral/spectral_internal.h"
+#include "spectral/store.h"
 
 #define RM_NO_TRAP UINT64_MAX
 
@@ -202,18 +202,18 @@ static bool rm_seen_before(const uint64_t *pos, uint32_t j)
 /* The minimum over the key's counters, *distinct = how many DISTINCT
  * counters hold it, *where = one of them (the single one when
  * *distinct is 1). */
-static uint32_t rm_distinct_min(const ebb_cells *c, const uint64_t *pos,
-                                uint32_t k, uint32_t *distinct,
-                                uint64_t *where)
+static uint32_t rm_distinct_min(const ebb_spectral *f, spectral_part c,
+                                const uint64_t *pos, uint32_t k,
+                                uint32_t *distinct, uint64_t *where)
 {
     /* pos[0] is never a repeat: start from it, so *where is set even when
      * every counter holds UINT32_MAX (32-bit counters, all saturated) */
-    uint32_t lo = ebb_cells_get(c, pos[0]), n = 1;
+    uint32_t lo = spectral_store_get(f, c, pos[0]), n = 1;
     *where = pos[0];
     for (uint32_t j = 1; j < k; j++) {
         if (rm_seen_before(pos, j))
             continue;
-        uint32_t v = ebb_cells_get(c, pos[j]);
+        uint32_t v = spectral_store_get(f, c, pos[j]);
         if (v < lo) {
             lo = v;
             n = 1;
@@ -228,23 +228,23 @@ static uint32_t rm_distinct_min(const ebb_cells *c, const uint64_t *pos,
 
 /* Adds `by` at every position (a coincident one twice), clipping at the
  * maximum; each clip counted. */
-static void rm_add_all(ebb_spectral *f, ebb_cells *c, const uint64_t *pos,
+static void rm_add_all(ebb_spectral *f, spectral_part c, const uint64_t *pos,
                        uint32_t k, uint32_t by)
 {
     for (uint32_t j = 0; j < k; j++)
-        if (ebb_cells_increment(c, pos[j], by))
+        if (spectral_store_add(f, c, pos[j], by))
             f->stats.saturations =
                 ebb_saturating_add(f->stats.saturations, 1u);
 }
 
 /* True when every unsaturated counter can give `by` per position on it
  * (saturated counters stay: their true sum is unknown). */
-static bool rm_can_take(const ebb_cells *c, const uint64_t *pos, uint32_t k,
-                        uint32_t by)
+static bool rm_can_take(const ebb_spectral *f, spectral_part c,
+                        const uint64_t *pos, uint32_t k, uint32_t by)
 {
     for (uint32_t j = 0; j < k; j++) {
-        uint32_t v = ebb_cells_get(c, pos[j]);
-        if (v != c->max &&
+        uint32_t v = spectral_store_get(f, c, pos[j]);
+        if (v != spectral_store_max(f, c) &&
             (uint64_t)v < (uint64_t)by * rm_multiplicity(pos, k, j))
             return false;
     }
@@ -254,15 +254,16 @@ static bool rm_can_take(const ebb_cells *c, const uint64_t *pos, uint32_t k,
 /* Subtracts `by` at every unsaturated position (rm_can_take said yes, or
  * the caller accepts the clip at 0). The saturation test is made on the
  * value before this call, so a coincident position is taken twice. */
-static void rm_take_all(ebb_cells *c, const uint64_t *pos, uint32_t k,
-                        uint32_t by)
+static void rm_take_all(ebb_spectral *f, spectral_part c,
+                        const uint64_t *pos, uint32_t k, uint32_t by)
 {
     bool sticky[EBB_SPECTRAL_MAX_K];
     for (uint32_t j = 0; j < k; j++)
-        sticky[j] = ebb_cells_get(c, pos[j]) == c->max;
+        sticky[j] = spectral_store_get(f, c, pos[j]) ==
+                    spectral_store_max(f, c);
     for (uint32_t j = 0; j < k; j++)
         if (!sticky[j])
-            (void)ebb_cells_decrement(c, pos[j], by);
+            (void)spectral_store_sub(f, c, pos[j], by);
 }
 
 /* Whether the key's updates also go to the secondary: its fingerprint
@@ -273,7 +274,8 @@ static bool rm_directed(const ebb_spectral *f, ebb_hash128 h,
 {
     const ebb_spectral_params *p = &f->params;
     if (p->marker == EBB_SPECTRAL_MARKER_NONE)
-        return spectral_min(&f->secondary, sec, p->secondary_k, NULL) > 0;
+        return spectral_store_min(f, SPECTRAL_SECONDARY, sec, p->secondary_k,
+                                  NULL) > 0;
     if (p->marker == EBB_SPECTRAL_MARKER_EXACT) {
         uint64_t fp = spectral_fingerprint(h);
         uint64_t i = spectral_fingerprint_slot(f->fingerprints,
@@ -298,6 +300,7 @@ bool spectral_fingerprint_insert(ebb_spectral *f, uint64_t fp)
         if (f->fingerprints_used >=
             spectral_fingerprint_capacity(f->params.marker_size))
             return false;
+        spectral_note(f, SPECTRAL_NOTE_FINGERPRINT, i);
         f->fingerprints[i] = fp;
         f->fingerprints_used++;
     }
@@ -320,8 +323,11 @@ static bool rm_mark(ebb_spectral *f, ebb_hash128 h)
     }
     uint64_t mark[EBB_SPECTRAL_MAX_K];
     rm_positions(f, h, SPECTRAL_MARKER, p->marker_size, mark);
-    for (uint32_t j = 0; j < p->k; j++)
+    for (uint32_t j = 0; j < p->k; j++) {
+        if (f->compact != NULL && ebb_cells_get(&f->marker, mark[j]) == 0)
+            spectral_note(f, SPECTRAL_NOTE_MARKER_BIT, mark[j]);
         ebb_cells_set(&f->marker, mark[j], 1);
+    }
     return true;
 }
 
@@ -409,13 +415,13 @@ static void trap_spring(ebb_spectral *f, uint64_t slot, uint32_t m_y)
     rm_positions(f, owner, SPECTRAL_PRIMARY, f->params.counters, pri);
     uint32_t give = m_y;
     for (uint32_t j = 0; j < ks; j++) {
-        uint32_t v = ebb_cells_get(&f->secondary, sec[j]);
+        uint32_t v = spectral_store_get(f, SPECTRAL_SECONDARY, sec[j]);
         uint32_t per = v / rm_multiplicity(sec, ks, j);
         if (v != f->secondary.max && per < give)
             give = per;
     }
-    rm_take_all(&f->secondary, sec, ks, give);
-    rm_add_all(f, &f->primary, pri, k, give);
+    rm_take_all(f, SPECTRAL_SECONDARY, sec, ks, give);
+    rm_add_all(f, SPECTRAL_PRIMARY, pri, k, give);
     trap_clear(f, slot);
     f->stats.traps_sprung++;
 }
@@ -442,17 +448,17 @@ static void trap_add(ebb_spectral *f, ebb_hash128 h, const uint64_t *pri,
         return;
     }
     uint32_t ks = f->params.secondary_k;
-    uint64_t sec[EBB_SPECTRAL_MAX_K];
+    uint64_t sec[EBB_SPECTRAL_MAX_K] = {0}; /* -Wmaybe-uninitialized */
     rm_secondary_positions(f, h, sec);
     if (rm_directed(f, h, sec)) {
-        rm_add_all(f, &f->secondary, sec, ks, r);
+        rm_add_all(f, SPECTRAL_SECONDARY, sec, ks, r);
         return;
     }
     if (!rm_mark(f, h))
         return; /* exact marker full: x stays in the primary */
     trap_set(f, single, h);
-    rm_add_all(f, &f->secondary, sec, ks, m_x);
-    rm_take_all(&f->primary, pri, k, m_x);
+    rm_add_all(f, SPECTRAL_SECONDARY, sec, ks, m_x);
+    rm_take_all(f, SPECTRAL_PRIMARY, pri, k, m_x);
     f->stats.moved++;
 }
 
@@ -467,17 +473,18 @@ void spectral_rm_add(ebb_spectral *f, ebb_hash128 h, uint32_t r)
     if (r == 0)
         return;
     rm_positions(f, h, SPECTRAL_PRIMARY, f->params.counters, pri);
-    rm_add_all(f, &f->primary, pri, k, r);
-    uint32_t m_x = rm_distinct_min(&f->primary, pri, k, &distinct, &single);
+    rm_add_all(f, SPECTRAL_PRIMARY, pri, k, r);
+    uint32_t m_x =
+        rm_distinct_min(f, SPECTRAL_PRIMARY, pri, k, &distinct, &single);
     if (f->params.trap_slots > 0) {
         trap_add(f, h, pri, r, m_x, distinct, single);
         return;
     }
     rm_secondary_positions(f, h, sec);
     if (rm_directed(f, h, sec)) {
-        rm_add_all(f, &f->secondary, sec, ks, r); /* one-sidedness rule */
+        rm_add_all(f, SPECTRAL_SECONDARY, sec, ks, r); /* one-sidedness */
     } else if (distinct == 1 && rm_mark(f, h)) {
-        rm_add_all(f, &f->secondary, sec, ks, m_x);
+        rm_add_all(f, SPECTRAL_SECONDARY, sec, ks, m_x);
         f->stats.moved++;
     }
 }
@@ -487,7 +494,7 @@ ebb_status spectral_rm_remove(ebb_spectral *f, ebb_hash128 h, uint32_t r)
     uint32_t k = f->params.k, ks = f->params.secondary_k;
     uint64_t pri[EBB_SPECTRAL_MAX_K] = {0}, sec[EBB_SPECTRAL_MAX_K] = {0};
     rm_positions(f, h, SPECTRAL_PRIMARY, f->params.counters, pri);
-    if (!rm_can_take(&f->primary, pri, k, r)) {
+    if (!rm_can_take(f, SPECTRAL_PRIMARY, pri, k, r)) {
         f->stats.refused_removals =
             ebb_saturating_add(f->stats.refused_removals, 1u);
         return EBB_EUNDERFLOW;
@@ -495,9 +502,10 @@ ebb_status spectral_rm_remove(ebb_spectral *f, ebb_hash128 h, uint32_t r)
     rm_secondary_positions(f, h, sec);
     /* Directedness depends on the secondary and marker only: decided
      * before the primary changes, as the add decides it. */
-    if (rm_directed(f, h, sec) && rm_can_take(&f->secondary, sec, ks, r))
-        rm_take_all(&f->secondary, sec, ks, r);
-    rm_take_all(&f->primary, pri, k, r);
+    if (rm_directed(f, h, sec) &&
+        rm_can_take(f, SPECTRAL_SECONDARY, sec, ks, r))
+        rm_take_all(f, SPECTRAL_SECONDARY, sec, ks, r);
+    rm_take_all(f, SPECTRAL_PRIMARY, pri, k, r);
     return EBB_OK;
 }
 
@@ -507,10 +515,12 @@ uint64_t spectral_rm_estimate(const ebb_spectral *f, ebb_hash128 h)
     uint64_t pri[EBB_SPECTRAL_MAX_K] = {0}, sec[EBB_SPECTRAL_MAX_K] = {0};
     uint64_t single;
     rm_positions(f, h, SPECTRAL_PRIMARY, f->params.counters, pri);
-    uint32_t p = rm_distinct_min(&f->primary, pri, k, &distinct, &single);
+    uint32_t p =
+        rm_distinct_min(f, SPECTRAL_PRIMARY, pri, k, &distinct, &single);
     uint64_t primary = spectral_value(&f->primary, p);
     rm_secondary_positions(f, h, sec);
-    uint32_t s = spectral_min(&f->secondary, sec, f->params.secondary_k, NULL);
+    uint32_t s = spectral_store_min(f, SPECTRAL_SECONDARY, sec,
+                                    f->params.secondary_k, NULL);
     if (s == 0 || !rm_directed(f, h, sec))
         return primary;
     uint64_t secondary = spectral_value(&f->secondary, s);
@@ -521,8 +531,7 @@ uint64_t spectral_rm_estimate(const ebb_spectral *f, ebb_hash128 h)
 
 void spectral_rm_forget(ebb_spectral *f)
 {
-    if (f->secondary.words != NULL)
-        ebb_cells_clear(&f->secondary);
+    spectral_store_clear(f, SPECTRAL_SECONDARY);
     if (f->marker.words != NULL)
         ebb_cells_clear(&f->marker);
     if (f->fingerprints != NULL)

@@ -32,6 +32,14 @@
  * same width and a marker of 1-bit cells; trapping RM a table of
  * (counter, key hash) entries. Nothing is allocated after creation.
  *
+ * Compact storage (ebb_spectral_storage, issue 15) keeps the counters in
+ * the paper's string-array index instead (section 4; src/core/strarray.h)
+ * with the same maximum 2^w - 1, so every answer, clip and statistic is
+ * the fixed cells'. All access goes through store.h; an update there is
+ * a transaction whose growth may allocate (a rebuild of the index) and,
+ * failing, is undone whole (EBB_ENOMEM). tests/unit/
+ * test_spectral_compact.c runs both storages side by side.
+ *
  * The formulas
  * ------------
  * After n distinct keys (whatever their multiplicities), a key's k
@@ -119,7 +127,7 @@
 
 #include "core/alloc.h"
 #include "core/bits.h"
-#include "spectral/spectral_internal.h"
+#include "spectral/store.h"
 
 /* ------------------------------------------------------------------------ */
 /* Life cycle                                                               */
@@ -145,8 +153,7 @@ void spectral_clear_traps(ebb_spectral *f)
 
 static void free_parts(ebb_spectral *f)
 {
-    ebb_cells_free(&f->primary);
-    ebb_cells_free(&f->secondary);
+    spectral_store_free(f);
     ebb_cells_free(&f->marker);
     ebb_mem_free(f->fingerprints);
     ebb_mem_free(f->traps);
@@ -180,9 +187,7 @@ static ebb_status alloc_fingerprints(ebb_spectral *f, uint64_t slots)
 static ebb_status alloc_parts(ebb_spectral *f)
 {
     const ebb_spectral_params *p = &f->params;
-    ebb_status st = ebb_cells_init(&f->primary, p->counters, p->counter_bits);
-    if (st == EBB_OK && p->secondary > 0)
-        st = ebb_cells_init(&f->secondary, p->secondary, p->counter_bits);
+    ebb_status st = spectral_store_alloc(f);
     if (st == EBB_OK && p->marker == EBB_SPECTRAL_MARKER_BLOOM)
         st = ebb_cells_init(&f->marker, p->marker_size, 1);
     if (st == EBB_OK && p->method == EBB_SPECTRAL_RM &&
@@ -224,9 +229,8 @@ void ebb_spectral_destroy(ebb_spectral *filter)
 
 void ebb_spectral_clear(ebb_spectral *f)
 {
-    ebb_cells_clear(&f->primary);
-    if (f->secondary.words != NULL)
-        ebb_cells_clear(&f->secondary);
+    spectral_store_clear(f, SPECTRAL_PRIMARY);
+    spectral_store_clear(f, SPECTRAL_SECONDARY);
     if (f->marker.words != NULL)
         ebb_cells_clear(&f->marker);
     spectral_rm_forget(f);
@@ -262,12 +266,22 @@ static inline void ms_add(ebb_spectral *f, const uint64_t *pos, uint64_t r)
     ebb_cells *c = &f->primary;
     uint32_t by = clamp_r(c, r);
     uint64_t clipped = 0;
-    for (uint32_t j = 0; j < f->params.k; j++) {
-        uint64_t bit = ebb_cells_bit_(c, pos[j]);
-        uint32_t old = ebb_cells_read_(c, bit);
-        uint32_t room = c->max - old;
-        clipped += r > room;
-        ebb_cells_write_(c, bit, by < room ? old + by : c->max);
+    if (f->compact != NULL) {
+        for (uint32_t j = 0; j < f->params.k; j++) {
+            uint32_t old = spectral_compact_get(f, SPECTRAL_PRIMARY, pos[j]);
+            uint32_t room = c->max - old;
+            clipped += r > room;
+            spectral_compact_set(f, SPECTRAL_PRIMARY, pos[j],
+                                 by < room ? old + by : c->max);
+        }
+    } else {
+        for (uint32_t j = 0; j < f->params.k; j++) {
+            uint64_t bit = ebb_cells_bit_(c, pos[j]);
+            uint32_t old = ebb_cells_read_(c, bit);
+            uint32_t room = c->max - old;
+            clipped += r > room;
+            ebb_cells_write_(c, bit, by < room ? old + by : c->max);
+        }
     }
     f->stats.saturations = ebb_saturating_add(f->stats.saturations, clipped);
 }
@@ -275,18 +289,18 @@ static inline void ms_add(ebb_spectral *f, const uint64_t *pos, uint64_t r)
 /* MI: every position to max(counter, m_x + r). */
 static inline void mi_add(ebb_spectral *f, const uint64_t *pos, uint64_t r)
 {
-    ebb_cells *c = &f->primary;
-    uint64_t target = spectral_min(c, pos, f->params.k, NULL);
+    const ebb_cells *c = &f->primary;
+    uint64_t target =
+        spectral_store_min(f, SPECTRAL_PRIMARY, pos, f->params.k, NULL);
     target = ebb_saturating_add(target, r);
     uint32_t value = target < c->max ? (uint32_t)target : c->max;
     uint64_t clipped = 0;
     for (uint32_t j = 0; j < f->params.k; j++) {
-        uint64_t bit = ebb_cells_bit_(c, pos[j]);
-        uint32_t old = ebb_cells_read_(c, bit);
+        uint32_t old = spectral_store_get(f, SPECTRAL_PRIMARY, pos[j]);
         if (old >= target)
             continue;
         clipped += target > c->max;
-        ebb_cells_write_(c, bit, value);
+        spectral_store_set(f, SPECTRAL_PRIMARY, pos[j], value);
     }
     f->stats.saturations = ebb_saturating_add(f->stats.saturations, clipped);
 }
@@ -319,7 +333,8 @@ uint64_t spectral_estimate_at(const ebb_spectral *f, ebb_hash128 h,
 {
     if (f->params.method == EBB_SPECTRAL_RM)
         return spectral_rm_estimate(f, h);
-    uint32_t lo = spectral_min(&f->primary, pos, f->params.k, NULL);
+    uint32_t lo =
+        spectral_store_min(f, SPECTRAL_PRIMARY, pos, f->params.k, NULL);
     return spectral_value(&f->primary, lo);
 }
 
@@ -338,12 +353,12 @@ static inline uint32_t first_of(const uint64_t *pos, uint32_t j)
  * then writes. Saturated counters are skipped. */
 static ebb_status ms_remove(ebb_spectral *f, const uint64_t *pos, uint64_t r)
 {
-    ebb_cells *c = &f->primary;
+    const ebb_cells *c = &f->primary;
     uint32_t by = clamp_r(c, r);
     uint32_t k = f->params.k;
     uint32_t left[EBB_SPECTRAL_MAX_K];
     for (uint32_t j = 0; j < k; j++)
-        left[j] = ebb_cells_get(c, pos[j]);
+        left[j] = spectral_store_get(f, SPECTRAL_PRIMARY, pos[j]);
     for (uint32_t j = 0; j < k; j++) {
         uint32_t i = first_of(pos, j);
         if (left[i] == c->max)
@@ -356,8 +371,9 @@ static ebb_status ms_remove(ebb_spectral *f, const uint64_t *pos, uint64_t r)
         left[i] -= by;
     }
     for (uint32_t j = 0; j < k; j++)
-        if (first_of(pos, j) == j && ebb_cells_get(c, pos[j]) != c->max)
-            ebb_cells_set(c, pos[j], left[j]);
+        if (first_of(pos, j) == j &&
+            spectral_store_get(f, SPECTRAL_PRIMARY, pos[j]) != c->max)
+            spectral_store_set(f, SPECTRAL_PRIMARY, pos[j], left[j]);
     return EBB_OK;
 }
 
@@ -376,6 +392,7 @@ static ebb_status remove_hash(ebb_spectral *f, ebb_hash128 h, uint64_t r,
     if (r == 0)
         return EBB_OK;
     ebb_status st;
+    spectral_begin(f);
     if (f->params.method == EBB_SPECTRAL_RM) {
         /* Above max, only saturated counters can hold r: rm.c sees max,
          * which its unsaturated counters (all below max) refuse too. */
@@ -387,7 +404,9 @@ static ebb_status remove_hash(ebb_spectral *f, ebb_hash128 h, uint64_t r,
     }
     if (st == EBB_OK)
         count_removed(f, r);
-    return st;
+    /* a removal only shrinks counters: its commit cannot fail */
+    ebb_status committed = spectral_commit(f);
+    return st != EBB_OK ? st : committed;
 }
 
 /* ------------------------------------------------------------------------ */
@@ -400,8 +419,9 @@ ebb_status ebb_spectral_add_hash(ebb_spectral *f, ebb_hash128 hash,
     uint64_t pos[EBB_SPECTRAL_MAX_K];
     if (f->params.method != EBB_SPECTRAL_RM)
         spectral_positions(hash, f->params.k, f->primary.count, pos);
+    spectral_begin(f);
     spectral_add_at(f, hash, pos, r);
-    return EBB_OK;
+    return spectral_commit(f);
 }
 
 ebb_status ebb_spectral_add(ebb_spectral *f, const void *key, size_t len,
@@ -436,8 +456,24 @@ ebb_status ebb_spectral_remove_unsafe(ebb_spectral *f, ebb_hash128 hash,
  * answered after about 1 / (1 - fill) reads instead of k, as a Bloom
  * filter's check; batches read all k, which their prefetching has in
  * flight already. */
+static uint64_t min_until_zero_compact(const ebb_spectral *f, ebb_hash128 h)
+{
+    const ebb_cells *c = &f->primary;
+    uint32_t lo = UINT32_MAX;
+    for (uint32_t j = 0; j < f->params.k; j++) {
+        uint64_t at = ebb_reduce(ebb_derive(h, j, EBB_INDEX_MIXED), c->count);
+        uint32_t v = spectral_compact_get(f, SPECTRAL_PRIMARY, at);
+        if (v == 0)
+            return 0;
+        lo = v < lo ? v : lo;
+    }
+    return spectral_value(c, lo);
+}
+
 static uint64_t min_until_zero(const ebb_spectral *f, ebb_hash128 h)
 {
+    if (f->compact != NULL)
+        return min_until_zero_compact(f, h);
     const ebb_cells *c = &f->primary;
     uint32_t lo = UINT32_MAX;
     for (uint32_t j = 0; j < f->params.k; j++) {
@@ -470,8 +506,7 @@ uint64_t ebb_spectral_estimate(const ebb_spectral *f, const void *key,
 
 size_t ebb_spectral_memory(const ebb_spectral *f)
 {
-    return sizeof *f + ebb_cells_bytes(&f->primary) +
-           ebb_cells_bytes(&f->secondary) + ebb_cells_bytes(&f->marker) +
+    return sizeof *f + spectral_store_bytes(f) + ebb_cells_bytes(&f->marker) +
            (f->fingerprints != NULL
                 ? (size_t)f->params.marker_size * sizeof(uint64_t)
                 : 0) +
@@ -481,6 +516,6 @@ size_t ebb_spectral_memory(const ebb_spectral *f)
 void ebb_spectral_get_stats(const ebb_spectral *f, ebb_spectral_stats *out)
 {
     *out = f->stats;
-    out->nonzero = f->primary.count - ebb_cells_count_zero(&f->primary);
+    out->nonzero = spectral_store_nonzero(f, SPECTRAL_PRIMARY);
     out->memory_bytes = ebb_spectral_memory(f);
 }

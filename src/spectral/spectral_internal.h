@@ -31,10 +31,17 @@ typedef struct spectral_trap {
     ebb_hash128 key;
 } spectral_trap;
 
+/* Compact storage's arrays and pending updates (store.h). */
+typedef struct spectral_compact spectral_compact;
+
 struct ebb_spectral {
     ebb_spectral_params params;
+    /* FIXED storage: the counters. Compact: count, width and max only
+     * (words NULL, word_count 0); the counters are in compact->parts.
+     * Read and write them through store.h, which serves both. */
     ebb_cells primary;       /* m counters of counter_bits                  */
     ebb_cells secondary;     /* RM: m_s counters (count 0 otherwise)        */
+    spectral_compact *compact; /* NULL for FIXED storage                    */
     ebb_cells marker;        /* RM, BLOOM marker: marker_size 1-bit cells   */
     uint64_t *fingerprints;  /* RM, EXACT marker: marker_size slots, 0 empty */
     uint64_t fingerprints_used;
