@@ -31,6 +31,44 @@ static inline uint64_t ebb_bits_tail_mask(uint64_t nbits)
     return used ? ~((UINT64_C(1) << used) - 1u) : 0;
 }
 
+/* The low n bits (0..64) set. */
+static inline uint64_t ebb_low_mask(uint32_t n)
+{
+    return n >= 64u ? UINT64_MAX : (UINT64_C(1) << n) - 1u;
+}
+
+/* The n bits (1..64) of a little-endian bit stream from bit pos (bit b is
+ * bit b % 64 of word b / 64), low bit first; touches the next word only
+ * when they straddle. */
+static inline uint64_t ebb_bits_field_get(const uint64_t *words, uint64_t pos,
+                                          uint32_t n)
+{
+    uint64_t word = pos >> 6;
+    uint32_t shift = (uint32_t)(pos & 63u);
+    uint64_t v = words[word] >> shift;
+    if (shift + n > 64u)
+        v |= words[word + 1] << (64u - shift);
+    return v & ebb_low_mask(n);
+}
+
+/* Writes the low n bits (0..64) of v at pos, the same layout; the bits
+ * around them are kept. */
+static inline void ebb_bits_field_put(uint64_t *words, uint64_t pos,
+                                      uint32_t n, uint64_t v)
+{
+    if (n == 0)
+        return;
+    uint64_t word = pos >> 6;
+    uint32_t shift = (uint32_t)(pos & 63u);
+    uint64_t mask = ebb_low_mask(n);
+    v &= mask;
+    words[word] = (words[word] & ~(mask << shift)) | (v << shift);
+    if (shift + n > 64u) {
+        uint32_t done = 64u - shift;
+        words[word + 1] = (words[word + 1] & ~(mask >> done)) | (v >> done);
+    }
+}
+
 /* Counters saturate rather than wrap: a count that wrapped to 0 would make
  * a full filter look new (and its snapshot inconsistent). */
 static inline uint64_t ebb_saturating_add(uint64_t a, uint64_t b)

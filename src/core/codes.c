@@ -121,6 +121,8 @@
 
 #include <assert.h>
 
+#include "core/bits.h"
+
 #define CODE_INVALID (EBB_CODE_MAX_VALUE + 1u)
 
 /* Skip tables (see "Skipping"), indexed by the next 8 stream bits: bits
@@ -337,25 +339,14 @@ static inline uint64_t code_window(const uint64_t *words, uint64_t pos)
 
 static inline uint64_t low_mask(uint32_t bits)
 {
-    return bits >= 64 ? UINT64_MAX : (UINT64_C(1) << bits) - 1u;
+    return ebb_low_mask(bits);
 }
 
-/* Writes the low `bits` (0..64) of value at pos, low bit first; touches
- * the next word only when the bits straddle. */
+/* Writes the low `bits` (0..64) of value at pos (core/bits.h). */
 static inline void write_bits(uint64_t *words, uint64_t pos, uint64_t value,
                               uint32_t bits)
 {
-    if (bits == 0)
-        return;
-    uint64_t i = pos >> 6;
-    unsigned s = (unsigned)(pos & 63u);
-    uint64_t mask = low_mask(bits);
-    value &= mask;
-    words[i] = (words[i] & ~(mask << s)) | (value << s);
-    if (s + bits > 64u) {
-        unsigned done = 64u - s;
-        words[i + 1] = (words[i + 1] & ~(mask >> done)) | (value >> done);
-    }
+    ebb_bits_field_put(words, pos, bits, value);
 }
 
 static inline uint64_t reverse64(uint64_t x)

@@ -152,6 +152,7 @@
 #include <string.h>
 
 #include "core/alloc.h"
+#include "core/bits.h"
 #include "core/strarray.h"
 
 #define HEADER_WORDS 9u
@@ -181,33 +182,19 @@ enum {
 
 static inline uint64_t low_bits(uint32_t n) /* n <= 64 */
 {
-    return n >= 64u ? ~UINT64_C(0) : (UINT64_C(1) << n) - 1u;
+    return ebb_low_mask(n);
 }
 
-/* n (<= 64) bits at pos; touches the next word only when they straddle. */
+/* n (1..64) bits at pos, and their writing (core/bits.h). */
 static inline uint64_t bits_get(const uint64_t *w, uint64_t pos, uint32_t n)
 {
-    uint64_t word = pos >> 6;
-    uint32_t shift = (uint32_t)(pos & 63u);
-    uint64_t v = w[word] >> shift;
-    if (shift + n > 64u)
-        v |= w[word + 1] << (64u - shift);
-    return v & low_bits(n);
+    return ebb_bits_field_get(w, pos, n);
 }
 
 static inline void bits_put(uint64_t *w, uint64_t pos, uint32_t n,
                             uint64_t v)
 {
-    uint64_t word = pos >> 6;
-    uint32_t shift = (uint32_t)(pos & 63u);
-    uint64_t mask = low_bits(n);
-    v &= mask;
-    w[word] = (w[word] & ~(mask << shift)) | (v << shift);
-    if (shift + n > 64u) {
-        uint32_t done = 64u - shift;
-        uint64_t high = mask >> done;
-        w[word + 1] = (w[word + 1] & ~high) | (v >> done);
-    }
+    ebb_bits_field_put(w, pos, n, v);
 }
 
 /* Copies len bits from src to dst, the ranges may overlap (memmove of
