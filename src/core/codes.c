@@ -337,11 +337,6 @@ static inline uint64_t code_window(const uint64_t *words, uint64_t pos)
     return (words[i] >> s) | ((words[i + 1] << 1) << (63u - s));
 }
 
-static inline uint64_t low_mask(uint32_t bits)
-{
-    return ebb_low_mask(bits);
-}
-
 /* Writes the low `bits` (0..64) of value at pos (core/bits.h). */
 static inline void write_bits(uint64_t *words, uint64_t pos, uint64_t value,
                               uint32_t bits)
@@ -525,7 +520,7 @@ static inline uint64_t get_one(const uint64_t *words, uint64_t pos,
     switch (code) {
     case EBB_CODE_FIXED:
         *length = width;
-        return w & low_mask(width);
+        return w & ebb_low_mask(width);
     case EBB_CODE_GAMMA:
         return get_gamma(words, pos, w, 64u, length);
     case EBB_CODE_DELTA:

@@ -180,11 +180,6 @@ enum {
 /* Bits                                                                     */
 /* ------------------------------------------------------------------------ */
 
-static inline uint64_t low_bits(uint32_t n) /* n <= 64 */
-{
-    return ebb_low_mask(n);
-}
-
 /* n (1..64) bits at pos, and their writing (core/bits.h). */
 static inline uint64_t bits_get(const uint64_t *w, uint64_t pos, uint32_t n)
 {
