@@ -545,15 +545,7 @@ static int save_filter(const char *path, const ebb_spectral *filter)
     ebb_status status = bytes != NULL
                             ? ebb_spectral_save(filter, bytes, length, NULL)
                             : EBB_ENOMEM;
-    if (status != EBB_OK) {
-        free(bytes);
-        cli_error(PROGRAM, "%s: cannot save state: %s", path,
-                  ebb_strerror(status));
-        return CLI_EXIT_IO;
-    }
-    int result = cli_save_state(PROGRAM, path, bytes, length);
-    free(bytes);
-    return result;
+    return cli_save_snapshot(PROGRAM, path, bytes, length, status);
 }
 
 /* ------------------------------------------------------------------------ */

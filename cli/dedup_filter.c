@@ -510,14 +510,7 @@ int dedup_save_filter(const char *path, const dedup_filter *filter)
     unsigned char *snapshot;
     size_t length;
     ebb_status status = snapshot_filter(filter, &snapshot, &length);
-    if (status != EBB_OK) {
-        cli_error(DEDUP_PROGRAM, "%s: cannot save state: %s", path,
-                  ebb_strerror(status));
-        return CLI_EXIT_IO;
-    }
-    int saved = cli_save_state(DEDUP_PROGRAM, path, snapshot, length);
-    free(snapshot);
-    return saved;
+    return cli_save_snapshot(DEDUP_PROGRAM, path, snapshot, length, status);
 }
 
 /* ------------------------------------------------------------------------ */

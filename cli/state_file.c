@@ -177,6 +177,20 @@ int cli_read_state(const char *program, const char *path,
     return CLI_CONTINUE;
 }
 
+int cli_save_snapshot(const char *program, const char *path,
+                      unsigned char *bytes, size_t length,
+                      ebb_status status)
+{
+    int result = CLI_EXIT_IO;
+    if (status == EBB_OK)
+        result = cli_save_state(program, path, bytes, length);
+    else
+        cli_error(program, "%s: cannot save state: %s", path,
+                  ebb_strerror(status));
+    free(bytes);
+    return result;
+}
+
 int cli_save_state(const char *program, const char *path,
                    const unsigned char *bytes, size_t length)
 {

@@ -10,6 +10,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include <ebb/ebb.h>
+
 /* Reads the whole file into a malloc'ed buffer. Returns 0, or an errno
  * value (ENOENT when the file does not exist, EISDIR for a directory). */
 int cli_read_whole_file(const char *path, unsigned char **bytes,
@@ -38,5 +40,13 @@ int cli_read_state(const char *program, const char *path,
 /* Replaces the state file with the snapshot and syncs its directory. */
 int cli_save_state(const char *program, const char *path,
                    const unsigned char *bytes, size_t length);
+
+/* The end of every command's save: `bytes` (malloc'd, NULL when that
+ * failed) holds a snapshot of `length` bytes, `status` is what the
+ * library's save returned (EBB_ENOMEM for the NULL). Reports a failure,
+ * else saves with cli_save_state; frees bytes either way. */
+int cli_save_snapshot(const char *program, const char *path,
+                      unsigned char *bytes, size_t length,
+                      ebb_status status);
 
 #endif /* EBB_CLI_STATE_FILE_H */
