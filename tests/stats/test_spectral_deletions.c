@@ -58,6 +58,7 @@
 #include <string.h>
 
 #include "core/rng.h"
+#include "../unit/support.h"
 #include "ebb/spectral.h"
 
 #define VALUES 1000u
@@ -96,29 +97,12 @@ static double cdf[VALUES];
 
 static void zipf_table(double skew)
 {
-    double sum = 0, acc = 0;
-    for (uint32_t i = 0; i < VALUES; i++)
-        sum += 1.0 / pow(i + 1.0, skew);
-    for (uint32_t i = 0; i < VALUES; i++) {
-        acc += 1.0 / pow(i + 1.0, skew) / sum;
-        cdf[i] = acc;
-    }
-    cdf[VALUES - 1] = 1.0;
+    support_zipf_table(cdf, VALUES, skew);
 }
 
-/* The smallest rank whose cumulative probability reaches u. */
 static uint32_t zipf_draw(ebb_rng *rng)
 {
-    double u = ebb_rng_unit(rng);
-    uint32_t lo = 0, hi = VALUES - 1;
-    while (lo < hi) {
-        uint32_t mid = (lo + hi) / 2;
-        if (cdf[mid] < u)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    return lo;
+    return support_zipf_draw(cdf, VALUES, rng);
 }
 
 /* The stream, and after each phase DELETED values drawn without

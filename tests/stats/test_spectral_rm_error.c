@@ -36,6 +36,7 @@
 #include <stdio.h>
 
 #include "core/rng.h"
+#include "../unit/support.h"
 #include "spectral/spectral_internal.h"
 
 #define VALUES 1000u
@@ -47,29 +48,12 @@ static double cdf[VALUES];
 
 static void zipf_table(double skew)
 {
-    double sum = 0;
-    for (uint32_t i = 0; i < VALUES; i++)
-        sum += 1.0 / pow(i + 1.0, skew);
-    double acc = 0;
-    for (uint32_t i = 0; i < VALUES; i++) {
-        acc += 1.0 / pow(i + 1.0, skew) / sum;
-        cdf[i] = acc;
-    }
-    cdf[VALUES - 1] = 1.0;
+    support_zipf_table(cdf, VALUES, skew);
 }
 
 static uint32_t zipf_draw(ebb_rng *rng)
 {
-    double u = ebb_rng_unit(rng);
-    uint32_t lo = 0, hi = VALUES - 1;
-    while (lo < hi) {
-        uint32_t mid = (lo + hi) / 2;
-        if (cdf[mid] < u)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    return lo;
+    return support_zipf_draw(cdf, VALUES, rng);
 }
 
 /* One method's totals over the runs. */

@@ -9,6 +9,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -200,4 +201,30 @@ void support_snap_assert_same(support_snap *a, support_snap *b) {
     assert_memory_equal(a->bytes, b->bytes, a->size);
     support_snap_free(a);
     support_snap_free(b);
+}
+
+void support_zipf_table(double *cdf, uint32_t n, double skew)
+{
+    double sum = 0, acc = 0;
+    for (uint32_t i = 0; i < n; i++)
+        sum += 1.0 / pow(i + 1.0, skew);
+    for (uint32_t i = 0; i < n; i++) {
+        acc += 1.0 / pow(i + 1.0, skew) / sum;
+        cdf[i] = acc;
+    }
+    cdf[n - 1] = 1.0;
+}
+
+uint32_t support_zipf_draw(const double *cdf, uint32_t n, ebb_rng *rng)
+{
+    double u = ebb_rng_unit(rng);
+    uint32_t lo = 0, hi = n - 1;
+    while (lo < hi) {
+        uint32_t mid = (lo + hi) / 2;
+        if (cdf[mid] < u)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
 }

@@ -21,6 +21,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "core/rng.h"
 #include "ebb/ebb.h"
 
 /* Fails the current cmocka test with a formatted message when cond is false.
@@ -123,5 +124,11 @@ void support_snap_free(support_snap *s);
 void support_snap_forge_checksum(support_snap *s);
 /* Asserts two snapshots are the same bytes, and frees both. */
 void support_snap_assert_same(support_snap *a, support_snap *b);
+
+/* Zipf over ranks 0..n-1 (p_r proportional to 1 / (r + 1)^skew): the
+ * cumulative table of n doubles, and a draw from it (the smallest rank
+ * whose cumulative probability reaches a uniform draw). */
+void support_zipf_table(double *cdf, uint32_t n, double skew);
+uint32_t support_zipf_draw(const double *cdf, uint32_t n, ebb_rng *rng);
 
 #endif /* EBB_TESTS_SUPPORT_H */
