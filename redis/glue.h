@@ -1,6 +1,12 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
- * glue.h: what the APBF and TLBF data types of ebb.so share.
+ * glue.h: what the data types of ebb.so share, written once:
+ *   args.c      argument parsing, error replies, INFO replies;
+ *   value.c     key values, opening keys, creating filters under them;
+ *   buffer.c    byte buffers on Redis's heap;
+ *   persist.c   RDB, AOF rewrite, MEMORY USAGE, COPY, free;
+ *   chunks.c    SCANDUMP and LOADCHUNK, restores in progress;
+ *   commands.c  command registration and ACL.
  *
  * - argument parsing and error replies with the module's wording;
  * - the value a key holds (ebb_redis_value): a filter, or the bytes of a
@@ -87,6 +93,11 @@ bool ebb_redis_parse_rate(RedisModuleCtx *ctx, const RedisModuleString *arg,
 bool ebb_redis_parse_positive(RedisModuleCtx *ctx,
                               const RedisModuleString *arg, const char *what,
                               bool zero_ok, double *out);
+
+/* Replies an error formatted as by printf (at most 255 bytes). Returns
+ * REDISMODULE_OK. */
+int ebb_redis_reply_errorf(RedisModuleCtx *ctx, const char *format, ...)
+    EBB_REDIS_PRINTF(2, 3);
 
 /* Reply "ERR <family>: <ebb_strerror(status)>" or, for the statuses a user
  * can cause, a sentence that says what to change. Returns REDISMODULE_OK
@@ -237,6 +248,38 @@ bool ebb_redis_store_new(RedisModuleKey *key, const ebb_redis_family *family,
 /* Every write calls this: the state changes, so SCANDUMP's snapshot of the
  * old state is dropped. */
 void ebb_redis_value_touch(ebb_redis_value *value);
+
+/* ------------------------------------------------------------------------ */
+/* Buffers (buffer.c)                                                       */
+/* ------------------------------------------------------------------------ */
+
+/* Frees the bytes and empties the buffer. */
+void ebb_redis_buffer_release(ebb_redis_buffer *buffer);
+
+/* Makes room for at least `needed` bytes, growing geometrically but never
+ * past `limit`. False when out of memory (the buffer is unchanged). */
+bool ebb_redis_buffer_reserve(ebb_redis_buffer *buffer, size_t needed,
+                              size_t limit);
+
+/* The filter's snapshot into a fresh buffer. try: TryAlloc (false when out
+ * of memory); otherwise Alloc, which aborts the server when out of memory. */
+bool ebb_redis_snapshot_take(const ebb_redis_family *family,
+                             const void *filter, bool try,
+                             ebb_redis_buffer *out);
+
+/* ------------------------------------------------------------------------ */
+/* Restores in progress (chunks.c)                                          */
+/* ------------------------------------------------------------------------ */
+
+/* The snapshot length announced by a restore's first bytes, or 0 when they
+ * are not the start of a snapshot. */
+uint64_t ebb_redis_snapshot_announced_total(const unsigned char *bytes,
+                                            size_t len);
+
+/* Completes a restore whose bytes have all arrived: the filter replaces the
+ * bytes. On failure the value is unchanged and the status says why. */
+ebb_status ebb_redis_restore_finish(const ebb_redis_family *family,
+                                    ebb_redis_value *value);
 
 /* ------------------------------------------------------------------------ */
 /* Data-type callbacks (each family wraps them: snapshot_type.h)           */

@@ -6,8 +6,8 @@
  * A family's values are kept on disk and on the wire as the library's
  * snapshot bytes: RDB save and load, AOF rewrite (as <FAMILY>.LOADCHUNK
  * commands), MEMORY USAGE, COPY, free, and the commands <FAMILY>.SCANDUMP
- * and <FAMILY>.LOADCHUNK. The logic lives in glue.c, over the family's
- * table of library functions (ebb_redis_family).
+ * and <FAMILY>.LOADCHUNK. The logic lives in persist.c and chunks.c, over
+ * the family's table of library functions (ebb_redis_family).
  *
  * Redis hands its data-type callbacks no user pointer, and a command
  * handler learns nothing of which family it serves, so every family needs
