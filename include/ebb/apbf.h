@@ -330,6 +330,18 @@ size_t ebb_apbf_snapshot_size(const ebb_apbf *filter);
 ebb_status ebb_apbf_save(const ebb_apbf *filter, void *buf, size_t capacity,
                          size_t *written);
 
+/* Streams the snapshot ebb_apbf_save would write (plain or blocked, the
+ * same bytes) to sink, in pieces of at most EBB_SAVE_PIECE_MAX bytes (see
+ * ebb_save_sink in ebb/ebb.h), without allocating: a stage of
+ * EBB_SAVE_PIECE_MAX bytes on the stack, the checksum computed as the
+ * pieces go. For saving a large filter where a second copy of it does not
+ * fit. Preconditions: the filter is not modified during the call. Errors:
+ * EBB_EINVAL when filter or sink is NULL (sink not called); otherwise the
+ * first status other than EBB_OK that sink returned, the save stopped
+ * there. */
+ebb_status ebb_apbf_save_to(const ebb_apbf *filter, ebb_save_sink sink,
+                            void *user);
+
 /* Builds a new filter from a snapshot. The input is treated as hostile: every
  * length is checked before it is read. Errors: EBB_EMAGIC, EBB_EVERSION,
  * EBB_EFAMILY, EBB_ETRUNCATED, EBB_ECHECKSUM, EBB_ECORRUPT, EBB_ENOMEM,

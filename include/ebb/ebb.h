@@ -76,6 +76,25 @@ typedef enum ebb_status {
 const char *ebb_strerror(ebb_status status);
 
 /* ------------------------------------------------------------------------ */
+/* Streaming saves                                                          */
+/* ------------------------------------------------------------------------ */
+
+/* Largest piece a streaming save hands its sink, in bytes. */
+#define EBB_SAVE_PIECE_MAX 32768u
+
+/*
+ * Where ebb_<family>_save_to sends a snapshot: called with the snapshot's
+ * bytes in order, in pieces of 1 to EBB_SAVE_PIECE_MAX bytes, which
+ * together are exactly the bytes ebb_<family>_save writes. `bytes` is valid
+ * only during the call (it may point into the filter itself or into a
+ * buffer on the saver's stack). Return EBB_OK to continue; any other status
+ * stops the save, which returns that status without calling the sink
+ * again. The sink must not modify the filter being saved.
+ */
+typedef ebb_status (*ebb_save_sink)(void *user, const void *bytes,
+                                    size_t len);
+
+/* ------------------------------------------------------------------------ */
 /* Allocator                                                                */
 /* ------------------------------------------------------------------------ */
 

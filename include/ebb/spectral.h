@@ -389,6 +389,16 @@ ebb_status ebb_spectral_save(const ebb_spectral *filter, void *buf,
 ebb_status ebb_spectral_load(const void *buf, size_t len,
                              ebb_spectral **out);
 
+/* Streams the snapshot ebb_spectral_save would write (either storage,
+ * compact included) to sink in pieces of at most EBB_SAVE_PIECE_MAX bytes
+ * (ebb_save_sink, ebb/ebb.h), allocating nothing (a stack stage; the
+ * checksum computed as the pieces go). Preconditions: the filter is not
+ * modified during the call. Errors: EBB_EINVAL when filter or sink is NULL;
+ * otherwise the first status other than EBB_OK that sink returned, the save
+ * stopped there. */
+ebb_status ebb_spectral_save_to(const ebb_spectral *filter,
+                                ebb_save_sink sink, void *user);
+
 #ifdef __cplusplus
 }
 #endif

@@ -198,6 +198,15 @@ ebb_status ebb_tlbf_save(const ebb_tlbf *filter, void *buf, size_t capacity,
                          size_t *written);
 ebb_status ebb_tlbf_load(const void *buf, size_t len, ebb_tlbf **out);
 
+/* Streams the snapshot ebb_tlbf_save would write to sink in pieces of at
+ * most EBB_SAVE_PIECE_MAX bytes (ebb_save_sink, ebb/ebb.h), allocating
+ * nothing (a stack stage; the checksum computed as the pieces go).
+ * Preconditions: the filter is not modified during the call. Errors:
+ * EBB_EINVAL when filter or sink is NULL; otherwise the first status other
+ * than EBB_OK that sink returned, the save stopped there. */
+ebb_status ebb_tlbf_save_to(const ebb_tlbf *filter, ebb_save_sink sink,
+                            void *user);
+
 #ifdef __cplusplus
 }
 #endif

@@ -38,33 +38,52 @@ size_t ebb_apbf_snapshot_size(const ebb_apbf *f)
     return ebb_frame_size(param_bytes(family_of(f)), payload_bytes(f));
 }
 
+static void put_fields(ebb_writer *w, const void *filter)
+{
+    const ebb_apbf *f = filter;
+    ebb_put_u32(w, f->k);
+    ebb_put_u32(w, f->l);
+    ebb_put_u64(w, f->slice_bits);
+    ebb_put_u64(w, f->generation);
+    ebb_put_u64(w, f->insertions);
+    ebb_put_u64(w, f->generations);
+    ebb_put_u64(w, f->in_generation);
+    ebb_put_u32(w, f->base);
+    ebb_put_u32(w, 0);
+    if (family_of(f) == EBB_FAMILY_APBBF) {
+        ebb_put_u32(w, f->block_bits);
+        ebb_put_u32(w, f->block_hashes);
+    }
+    ebb_put_words(w, f->bits, (size_t)(f->slices * f->slice_words));
+}
+
+static ebb_frame_head head_of(const ebb_apbf *f)
+{
+    uint16_t family = family_of(f);
+    ebb_frame_head head = {family, param_bytes(family),
+                           ebb_apbf_snapshot_size(f), f->seed};
+    return head;
+}
+
 ebb_status ebb_apbf_save(const ebb_apbf *f, void *buf, size_t capacity,
                          size_t *written)
 {
-    size_t total = ebb_apbf_snapshot_size(f);
-    if (buf == NULL || capacity < total)
+    ebb_frame_head head = head_of(f);
+    if (buf == NULL || capacity < head.total)
         return EBB_EBUFSIZE;
-    uint16_t family = family_of(f);
-    ebb_writer w =
-        ebb_frame_begin(buf, family, param_bytes(family), total, f->seed);
-    ebb_put_u32(&w, f->k);
-    ebb_put_u32(&w, f->l);
-    ebb_put_u64(&w, f->slice_bits);
-    ebb_put_u64(&w, f->generation);
-    ebb_put_u64(&w, f->insertions);
-    ebb_put_u64(&w, f->generations);
-    ebb_put_u64(&w, f->in_generation);
-    ebb_put_u32(&w, f->base);
-    ebb_put_u32(&w, 0);
-    if (family == EBB_FAMILY_APBBF) {
-        ebb_put_u32(&w, f->block_bits);
-        ebb_put_u32(&w, f->block_hashes);
-    }
-    ebb_put_words(&w, f->bits, (size_t)(f->slices * f->slice_words));
-    ebb_frame_end(&w);
+    ebb_frame_save(&head, put_fields, f, buf);
     if (written != NULL)
-        *written = total;
+        *written = head.total;
     return EBB_OK;
+}
+
+ebb_status ebb_apbf_save_to(const ebb_apbf *f, ebb_save_sink sink,
+                            void *user)
+{
+    if (f == NULL || sink == NULL)
+        return EBB_EINVAL;
+    ebb_frame_head head = head_of(f);
+    return ebb_frame_stream(&head, put_fields, f, sink, user);
 }
 
 /* The fields of the parameter block, before anything is allocated. */

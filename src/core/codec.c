@@ -2,6 +2,7 @@
 /* codec.c: snapshot framing, checksum and little-endian fields. */
 #include "core/codec.h"
 
+#include <assert.h>
 #include <string.h>
 
 #include "core/hash.h"
@@ -32,26 +33,130 @@ size_t ebb_frame_size(size_t param_len, size_t payload_len)
     return fixed + param_len + payload_len;
 }
 
-ebb_writer ebb_frame_begin(void *buf, uint16_t family, uint32_t param_len,
-                           size_t total, uint64_t seed)
+/* ---- Writing ------------------------------------------------------------ */
+
+/* A streaming save: the sink, its first refusal, the checksum so far. */
+struct ebb_stream {
+    ebb_save_sink sink;
+    void *user;
+    ebb_status status;
+    uint64_t sent; /* bytes handed to the sink, checksum included */
+    XXH3_state_t hash;
+};
+
+/* Hands bytes to the sink (nothing more once it has refused); hashed ones
+ * are the body, the checksum itself is not. */
+static void stream_emit(ebb_stream *s, const uint8_t *bytes, size_t len,
+                        bool hashed)
 {
-    ebb_writer w = {buf, buf, (uint8_t *)buf + total};
-    memcpy(w.at, magic, sizeof magic);
-    w.at += sizeof magic;
-    ebb_put_u16(&w, EBB_FORMAT_VERSION);
-    ebb_put_u16(&w, family);
-    ebb_put_u32(&w, 0); /* flags */
-    ebb_put_u32(&w, param_len);
-    ebb_put_u64(&w, (uint64_t)total);
-    ebb_put_u64(&w, seed);
-    return w;
+    if (s->status != EBB_OK || len == 0)
+        return;
+    if (hashed)
+        (void)XXH3_64bits_update(&s->hash, bytes, len);
+    s->status = s->sink(s->user, bytes, len);
+    s->sent += len;
 }
 
-void ebb_frame_end(ebb_writer *w)
+/* Empties the stage into the sink. Only a streaming writer ever runs out of
+ * room: an in-memory one was given the whole snapshot's size. */
+static void writer_drain(ebb_writer *w)
 {
-    uint64_t sum = XXH3_64bits(w->start, (size_t)(w->at - w->start));
-    ebb_put_u64(w, sum);
+    assert(w->stream != NULL);
+    stream_emit(w->stream, w->start, (size_t)(w->at - w->start), true);
+    w->at = w->start;
 }
+
+static void put(ebb_writer *w, uint64_t v, unsigned bytes)
+{
+    if ((size_t)(w->end - w->at) < bytes)
+        writer_drain(w);
+    store_le(w->at, v, bytes);
+    w->at += bytes;
+}
+
+void ebb_put_u16(ebb_writer *w, uint16_t v) { put(w, v, 2); }
+void ebb_put_u32(ebb_writer *w, uint32_t v) { put(w, v, 4); }
+void ebb_put_u64(ebb_writer *w, uint64_t v) { put(w, v, 8); }
+
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+/* Words already in the format's byte order: a run that does not fit the
+ * stage goes to the sink straight from the filter, in pieces no larger than
+ * the stage, with no copy. */
+static void stream_words(ebb_writer *w, const uint8_t *bytes, size_t len)
+{
+    writer_drain(w);
+    size_t piece = (size_t)(w->end - w->start);
+    for (size_t done = 0; done < len && w->stream->status == EBB_OK;) {
+        size_t n = len - done < piece ? len - done : piece;
+        stream_emit(w->stream, bytes + done, n, true);
+        done += n;
+    }
+}
+
+void ebb_put_words(ebb_writer *w, const uint64_t *words, size_t count)
+{
+    size_t len = count * 8u;
+    if ((size_t)(w->end - w->at) < len) {
+        stream_words(w, (const uint8_t *)words, len);
+        return;
+    }
+    memcpy(w->at, words, len);
+    w->at += len;
+}
+#else
+void ebb_put_words(ebb_writer *w, const uint64_t *words, size_t count)
+{
+    for (size_t i = 0; i < count; i++)
+        put(w, words[i], 8);
+}
+#endif
+
+static void put_header(ebb_writer *w, const ebb_frame_head *head)
+{
+    put(w, load_le(magic, sizeof magic), sizeof magic);
+    ebb_put_u16(w, EBB_FORMAT_VERSION);
+    ebb_put_u16(w, head->family);
+    ebb_put_u32(w, 0); /* flags */
+    ebb_put_u32(w, head->param_len);
+    ebb_put_u64(w, (uint64_t)head->total);
+    ebb_put_u64(w, head->seed);
+}
+
+void ebb_frame_save(const ebb_frame_head *head, ebb_put_fields put_fields,
+                    const void *filter, void *buf)
+{
+    ebb_writer w = {buf, buf, (uint8_t *)buf + head->total, NULL};
+    put_header(&w, head);
+    put_fields(&w, filter);
+    /* The fields filled everything but the checksum. */
+    assert((size_t)(w.end - w.at) == EBB_FRAME_TRAILER);
+    ebb_put_u64(&w, XXH3_64bits(w.start, (size_t)(w.at - w.start)));
+}
+
+ebb_status ebb_frame_stream(const ebb_frame_head *head,
+                            ebb_put_fields put_fields, const void *filter,
+                            ebb_save_sink sink, void *user)
+{
+    uint8_t stage[EBB_SAVE_PIECE_MAX];
+    ebb_stream stream;
+    stream.sink = sink;
+    stream.user = user;
+    stream.status = EBB_OK;
+    stream.sent = 0;
+    XXH3_INITSTATE(&stream.hash);
+    (void)XXH3_64bits_reset(&stream.hash);
+    ebb_writer w = {stage, stage, stage + sizeof stage, &stream};
+    put_header(&w, head);
+    put_fields(&w, filter);
+    writer_drain(&w);
+    uint8_t sum[EBB_FRAME_TRAILER];
+    store_le(sum, XXH3_64bits_digest(&stream.hash), sizeof sum);
+    stream_emit(&stream, sum, sizeof sum, false);
+    assert(stream.status != EBB_OK || stream.sent == head->total);
+    return stream.status;
+}
+
+/* ---- Reading ------------------------------------------------------------ */
 
 static ebb_status check_magic(const uint8_t *p, size_t len)
 {
@@ -102,27 +207,6 @@ ebb_status ebb_frame_open(const void *buf, size_t len, uint16_t family,
     out->payload.at = out->params.end;
     out->payload.end = p + body;
     return EBB_OK;
-}
-
-static void put(ebb_writer *w, uint64_t v, unsigned bytes)
-{
-    store_le(w->at, v, bytes);
-    w->at += bytes;
-}
-
-void ebb_put_u16(ebb_writer *w, uint16_t v) { put(w, v, 2); }
-void ebb_put_u32(ebb_writer *w, uint32_t v) { put(w, v, 4); }
-void ebb_put_u64(ebb_writer *w, uint64_t v) { put(w, v, 8); }
-
-void ebb_put_words(ebb_writer *w, const uint64_t *words, size_t count)
-{
-#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
-    memcpy(w->at, words, count * 8u);
-    w->at += count * 8u;
-#else
-    for (size_t i = 0; i < count; i++)
-        put(w, words[i], 8);
-#endif
 }
 
 size_t ebb_reader_left(const ebb_reader *r)

@@ -10,7 +10,9 @@
  *   8      4  flags (0)           32+P   payload
  *   12     4  parameter length P  N-8 8  checksum XXH3-64 of bytes [0, N-8)
  *
- * Writers size the snapshot first (ebb_frame_size), then put fields in order.
+ * Writers size the snapshot first (ebb_frame_size), then put fields in order,
+ * into one buffer (ebb_frame_save) or through a sink in bounded pieces
+ * (ebb_frame_stream): the same field list serves both.
  * Readers never touch a byte before checking it is there: every ebb_get_*
  * returns false instead of reading past the end.
  */
@@ -37,10 +39,18 @@ enum ebb_family_id {
     EBB_FAMILY_SPECTRAL = 6 /* Spectral Bloom filters (counts)            */
 };
 
+/* The state of a streaming save (codec.c). */
+typedef struct ebb_stream ebb_stream;
+
+/* Puts fields in order. In memory (ebb_frame_begin) [start, end) is the
+ * whole snapshot; streaming (ebb_frame_stream) it is a bounded stage that is
+ * handed to the sink whenever the next field does not fit, and stream holds
+ * the sink and the running checksum. */
 typedef struct ebb_writer {
     uint8_t *at;
     uint8_t *start;
     uint8_t *end;
+    ebb_stream *stream; /* NULL in memory */
 } ebb_writer;
 
 typedef struct ebb_reader {
@@ -58,14 +68,30 @@ typedef struct ebb_frame {
 /* Total snapshot bytes for a parameter block and payload; 0 on overflow. */
 size_t ebb_frame_size(size_t param_len, size_t payload_len);
 
-/* Starts a snapshot in buf (capacity >= ebb_frame_size(...), checked by the
- * caller) and writes the header. */
-ebb_writer ebb_frame_begin(void *buf, uint16_t family, uint32_t param_len,
-                           size_t total, uint64_t seed);
+/* A family's fields after the header, written once for both ways of
+ * saving: the parameter block and the payload, in order. */
+typedef void (*ebb_put_fields)(ebb_writer *w, const void *filter);
 
-/* Writes the checksum of everything before it; the writer must be exactly 8
- * bytes short of the total. */
-void ebb_frame_end(ebb_writer *w);
+/* What the header of a snapshot says, known before its fields are put. */
+typedef struct ebb_frame_head {
+    uint16_t family;
+    uint32_t param_len;
+    size_t total; /* ebb_frame_size(param_len, payload bytes) */
+    uint64_t seed;
+} ebb_frame_head;
+
+/* Writes a whole snapshot into buf (capacity >= head->total, checked by the
+ * caller): header, put(w, filter), checksum. */
+void ebb_frame_save(const ebb_frame_head *head, ebb_put_fields put,
+                    const void *filter, void *buf);
+
+/* The same bytes handed to sink in pieces of at most EBB_SAVE_PIECE_MAX
+ * (include/ebb/ebb.h), staged on the stack: nothing is allocated, and the
+ * checksum is computed as the pieces go. Returns EBB_OK or the first status
+ * other than EBB_OK that the sink returned (it is not called again). */
+ebb_status ebb_frame_stream(const ebb_frame_head *head, ebb_put_fields put,
+                            const void *filter, ebb_save_sink sink,
+                            void *user);
 
 /* Checks the frame of a snapshot of `family` (steps 1-6 of docs/format.md's
  * decoding order, plus flags and parameter length) and locates its parts. */

@@ -119,59 +119,78 @@ static void put_traps(ebb_writer *w, const ebb_spectral *f)
     }
 }
 
+static void put_fields(ebb_writer *w, const void *filter)
+{
+    const ebb_spectral *f = filter;
+    const ebb_spectral_params *p = &f->params;
+    const ebb_spectral_stats *s = &f->stats;
+    ebb_put_u64(w, p->counters);
+    ebb_put_u32(w, p->counter_bits);
+    ebb_put_u32(w, p->k);
+    ebb_put_u32(w, (uint32_t)p->method);
+    ebb_put_u32(w, p->secondary_k);
+    ebb_put_u64(w, p->secondary);
+    ebb_put_u32(w, (uint32_t)p->marker);
+    ebb_put_u32(w, (uint32_t)p->storage);
+    ebb_put_u64(w, p->marker_size);
+    ebb_put_u64(w, p->trap_slots);
+    ebb_put_u64(w, p->range);
+    ebb_put_u64(w, s->added);
+    ebb_put_u64(w, s->removed);
+    ebb_put_u64(w, s->refused_removals);
+    ebb_put_u64(w, s->saturations);
+    ebb_put_u64(w, s->moved);
+    ebb_put_u64(w, s->moves_refused);
+    ebb_put_u64(w, s->traps_set);
+    ebb_put_u64(w, s->traps_sprung);
+    ebb_put_u64(w, s->traps_full);
+    ebb_put_u64(w, f->net);
+    ebb_put_u64(w, f->traps_used);
+    ebb_put_u64(w, f->fingerprints_used);
+    if (f->compact != NULL) {
+        put_compact_parts(w, f);
+    } else {
+        ebb_cells_put(w, &f->primary);
+        if (p->secondary > 0)
+            ebb_cells_put(w, &f->secondary);
+    }
+    if (f->marker.words != NULL)
+        ebb_cells_put(w, &f->marker);
+    if (f->fingerprints != NULL)
+        for (uint64_t i = 0; i < p->marker_size; i++)
+            ebb_put_u64(w, f->fingerprints[i]);
+    put_traps(w, f);
+}
+
+static ebb_frame_head head_of(const ebb_spectral *f)
+{
+    ebb_frame_head head = {EBB_FAMILY_SPECTRAL, SPECTRAL_PARAM_BYTES,
+                           ebb_spectral_snapshot_size(f), f->params.seed};
+    return head;
+}
+
 ebb_status ebb_spectral_save(const ebb_spectral *f, void *buf,
                              size_t capacity, size_t *written)
 {
-    size_t total = ebb_spectral_snapshot_size(f);
-    if (buf == NULL || capacity < total) {
+    ebb_frame_head head = head_of(f);
+    if (buf == NULL || capacity < head.total) {
         if (written != NULL)
-            *written = total;
+            *written = head.total;
         return EBB_EBUFSIZE;
     }
-    const ebb_spectral_params *p = &f->params;
-    const ebb_spectral_stats *s = &f->stats;
-    ebb_writer w = ebb_frame_begin(buf, EBB_FAMILY_SPECTRAL,
-                                   SPECTRAL_PARAM_BYTES, total, p->seed);
-    ebb_put_u64(&w, p->counters);
-    ebb_put_u32(&w, p->counter_bits);
-    ebb_put_u32(&w, p->k);
-    ebb_put_u32(&w, (uint32_t)p->method);
-    ebb_put_u32(&w, p->secondary_k);
-    ebb_put_u64(&w, p->secondary);
-    ebb_put_u32(&w, (uint32_t)p->marker);
-    ebb_put_u32(&w, (uint32_t)p->storage);
-    ebb_put_u64(&w, p->marker_size);
-    ebb_put_u64(&w, p->trap_slots);
-    ebb_put_u64(&w, p->range);
-    ebb_put_u64(&w, s->added);
-    ebb_put_u64(&w, s->removed);
-    ebb_put_u64(&w, s->refused_removals);
-    ebb_put_u64(&w, s->saturations);
-    ebb_put_u64(&w, s->moved);
-    ebb_put_u64(&w, s->moves_refused);
-    ebb_put_u64(&w, s->traps_set);
-    ebb_put_u64(&w, s->traps_sprung);
-    ebb_put_u64(&w, s->traps_full);
-    ebb_put_u64(&w, f->net);
-    ebb_put_u64(&w, f->traps_used);
-    ebb_put_u64(&w, f->fingerprints_used);
-    if (f->compact != NULL) {
-        put_compact_parts(&w, f);
-    } else {
-        ebb_cells_put(&w, &f->primary);
-        if (p->secondary > 0)
-            ebb_cells_put(&w, &f->secondary);
-    }
-    if (f->marker.words != NULL)
-        ebb_cells_put(&w, &f->marker);
-    if (f->fingerprints != NULL)
-        for (uint64_t i = 0; i < p->marker_size; i++)
-            ebb_put_u64(&w, f->fingerprints[i]);
-    put_traps(&w, f);
-    ebb_frame_end(&w);
+    ebb_frame_save(&head, put_fields, f, buf);
     if (written != NULL)
-        *written = total;
+        *written = head.total;
     return EBB_OK;
+}
+
+ebb_status ebb_spectral_save_to(const ebb_spectral *f, ebb_save_sink sink,
+                                void *user)
+{
+    if (f == NULL || sink == NULL)
+        return EBB_EINVAL;
+    ebb_frame_head head = head_of(f);
+    return ebb_frame_stream(&head, put_fields, f, sink, user);
 }
 
 /* ---- Reading and checking ------------------------------------------------ */

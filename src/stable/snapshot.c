@@ -25,39 +25,58 @@ size_t ebb_stable_snapshot_size(const ebb_stable *f)
     return ebb_frame_size(STABLE_PARAM_BYTES, ebb_cells_bytes(&f->cells));
 }
 
+static void put_fields(ebb_writer *w, const void *filter)
+{
+    const ebb_stable *f = filter;
+    const ebb_stable_params *p = &f->params;
+    ebb_put_u64(w, p->cells);
+    ebb_put_u32(w, p->cell_bits);
+    ebb_put_u32(w, p->k);
+    ebb_put_u32(w, p->p);
+    ebb_put_u32(w, (uint32_t)p->variant);
+    ebb_put_u32(w, (uint32_t)p->draw);
+    ebb_put_u32(w, (uint32_t)p->importance.policy);
+    ebb_put_u64(w, ebb_double_bits(p->importance.low));
+    ebb_put_u64(w, ebb_double_bits(p->importance.high));
+    ebb_put_u64(w, ebb_double_bits(p->importance.threshold));
+    ebb_put_u64(w, f->insertions);
+    ebb_put_u64(w, f->clamped);
+    ebb_put_u64(w, f->refused);
+    ebb_put_u64(w, f->decrements);
+    ebb_put_u64(w, f->h_gave_up);
+    ebb_rng_put(w, &f->rng);
+    ebb_cells_put(w, &f->cells);
+}
+
+static ebb_frame_head head_of(const ebb_stable *f)
+{
+    ebb_frame_head head = {EBB_FAMILY_STABLE, STABLE_PARAM_BYTES,
+                           ebb_stable_snapshot_size(f), f->seed};
+    return head;
+}
+
 ebb_status ebb_stable_save(const ebb_stable *f, void *buf, size_t capacity,
                            size_t *written)
 {
-    size_t total = ebb_stable_snapshot_size(f);
-    if (buf == NULL || capacity < total) {
+    ebb_frame_head head = head_of(f);
+    if (buf == NULL || capacity < head.total) {
         if (written != NULL)
-            *written = total;
+            *written = head.total;
         return EBB_EBUFSIZE;
     }
-    const ebb_stable_params *p = &f->params;
-    ebb_writer w = ebb_frame_begin(buf, EBB_FAMILY_STABLE, STABLE_PARAM_BYTES,
-                                   total, f->seed);
-    ebb_put_u64(&w, p->cells);
-    ebb_put_u32(&w, p->cell_bits);
-    ebb_put_u32(&w, p->k);
-    ebb_put_u32(&w, p->p);
-    ebb_put_u32(&w, (uint32_t)p->variant);
-    ebb_put_u32(&w, (uint32_t)p->draw);
-    ebb_put_u32(&w, (uint32_t)p->importance.policy);
-    ebb_put_u64(&w, ebb_double_bits(p->importance.low));
-    ebb_put_u64(&w, ebb_double_bits(p->importance.high));
-    ebb_put_u64(&w, ebb_double_bits(p->importance.threshold));
-    ebb_put_u64(&w, f->insertions);
-    ebb_put_u64(&w, f->clamped);
-    ebb_put_u64(&w, f->refused);
-    ebb_put_u64(&w, f->decrements);
-    ebb_put_u64(&w, f->h_gave_up);
-    ebb_rng_put(&w, &f->rng);
-    ebb_cells_put(&w, &f->cells);
-    ebb_frame_end(&w);
+    ebb_frame_save(&head, put_fields, f, buf);
     if (written != NULL)
-        *written = total;
+        *written = head.total;
     return EBB_OK;
+}
+
+ebb_status ebb_stable_save_to(const ebb_stable *f, ebb_save_sink sink,
+                              void *user)
+{
+    if (f == NULL || sink == NULL)
+        return EBB_EINVAL;
+    ebb_frame_head head = head_of(f);
+    return ebb_frame_stream(&head, put_fields, f, sink, user);
 }
 
 /* The parameter block, read and checked before anything is allocated. */

@@ -49,35 +49,54 @@ static void put_model(ebb_writer *w, const ebb_timing_model *model)
         ebb_put_u64(w, ebb_double_bits(model->d[i]));
 }
 
+static void put_fields(ebb_writer *w, const void *filter)
+{
+    const ebb_timing *f = filter;
+    const ebb_timing_params *p = &f->params;
+    ebb_put_u64(w, p->window);
+    ebb_put_u64(w, p->timers);
+    ebb_put_u32(w, p->k);
+    ebb_put_u32(w, p->timer_bits);
+    ebb_put_u64(w, p->block);
+    ebb_put_u64(w, p->padding);
+    ebb_put_u64(w, f->current);
+    ebb_put_u64(w, f->in_block);
+    ebb_put_u64(w, f->cursor);
+    ebb_put_u64(w, f->insertions);
+    ebb_put_u64(w, f->swept);
+    put_model(w, &f->model);
+    ebb_cells_put(w, &f->timers);
+}
+
+static ebb_frame_head head_of(const ebb_timing *f)
+{
+    ebb_frame_head head = {EBB_FAMILY_TIMING, TIMING_PARAM_BYTES,
+                           ebb_timing_snapshot_size(f), f->seed};
+    return head;
+}
+
 ebb_status ebb_timing_save(const ebb_timing *f, void *buf, size_t capacity,
                            size_t *written)
 {
-    size_t total = ebb_timing_snapshot_size(f);
-    if (buf == NULL || capacity < total) {
+    ebb_frame_head head = head_of(f);
+    if (buf == NULL || capacity < head.total) {
         if (written != NULL)
-            *written = total;
+            *written = head.total;
         return EBB_EBUFSIZE;
     }
-    const ebb_timing_params *p = &f->params;
-    ebb_writer w = ebb_frame_begin(buf, EBB_FAMILY_TIMING, TIMING_PARAM_BYTES,
-                                   total, f->seed);
-    ebb_put_u64(&w, p->window);
-    ebb_put_u64(&w, p->timers);
-    ebb_put_u32(&w, p->k);
-    ebb_put_u32(&w, p->timer_bits);
-    ebb_put_u64(&w, p->block);
-    ebb_put_u64(&w, p->padding);
-    ebb_put_u64(&w, f->current);
-    ebb_put_u64(&w, f->in_block);
-    ebb_put_u64(&w, f->cursor);
-    ebb_put_u64(&w, f->insertions);
-    ebb_put_u64(&w, f->swept);
-    put_model(&w, &f->model);
-    ebb_cells_put(&w, &f->timers);
-    ebb_frame_end(&w);
+    ebb_frame_save(&head, put_fields, f, buf);
     if (written != NULL)
-        *written = total;
+        *written = head.total;
     return EBB_OK;
+}
+
+ebb_status ebb_timing_save_to(const ebb_timing *f, ebb_save_sink sink,
+                              void *user)
+{
+    if (f == NULL || sink == NULL)
+        return EBB_EINVAL;
+    ebb_frame_head head = head_of(f);
+    return ebb_frame_stream(&head, put_fields, f, sink, user);
 }
 
 /* ---- Reading and checking the parameter block ---------------------------- */

@@ -43,49 +43,68 @@ static void put_i64(ebb_writer *w, int64_t v)
     ebb_put_u64(w, (uint64_t)v);
 }
 
+static void put_fields(ebb_writer *w, const void *filter)
+{
+    const ebb_tlbf *f = filter;
+    ebb_put_u32(w, f->k);
+    ebb_put_u32(w, f->l);
+    put_i64(w, f->span);
+    ebb_put_u64(w, (uint64_t)f->max_memory);
+    ebb_put_u32(w, (uint32_t)f->policy);
+    ebb_put_u32(w, f->count);
+    ebb_put_u64(w, f->initial_capacity);
+    ebb_put_u64(w, f->left);
+    ebb_put_u64(w, f->since_base);
+    put_i64(w, f->rate_base_ns);
+    put_i64(w, f->latest_ns);
+    ebb_put_u32(w, f->ring_slots);
+    ebb_put_u32(w, 0);
+    ebb_put_u64(w, f->insertions);
+    ebb_put_u64(w, f->shifts);
+    ebb_put_u64(w, f->evicted);
+    ebb_put_u64(w, f->refused);
+    ebb_put_u64(w, f->clamped);
+    ebb_put_u64(w, f->resets);
+    ebb_put_u64(w, f->estimate);
+    put_i64(w, f->generation_ns);
+    for (uint32_t i = 0; i < f->count; i++) {
+        const tlbf_slice *s = ebb_tlbf_at(f, i);
+        ebb_put_u64(w, s->nbits);
+        ebb_put_u64(w, s->capacity);
+        ebb_put_u64(w, ebb_tlbf_inserted(f, i));
+        put_i64(w, ebb_tlbf_last_ns(f, i));
+        ebb_put_u32(w, s->hash_index);
+        ebb_put_u32(w, 0);
+        ebb_put_words(w, s->bits, (size_t)ebb_bits_words(s->nbits));
+    }
+}
+
+static ebb_frame_head head_of(const ebb_tlbf *f)
+{
+    ebb_frame_head head = {EBB_FAMILY_TLBF, TLBF_PARAM_BYTES,
+                           ebb_tlbf_snapshot_size(f), f->seed};
+    return head;
+}
+
 ebb_status ebb_tlbf_save(const ebb_tlbf *f, void *buf, size_t capacity,
                          size_t *written)
 {
-    size_t total = ebb_tlbf_snapshot_size(f);
-    if (buf == NULL || capacity < total)
+    ebb_frame_head head = head_of(f);
+    if (buf == NULL || capacity < head.total)
         return EBB_EBUFSIZE;
-    ebb_writer w = ebb_frame_begin(buf, EBB_FAMILY_TLBF, TLBF_PARAM_BYTES,
-                                   total, f->seed);
-    ebb_put_u32(&w, f->k);
-    ebb_put_u32(&w, f->l);
-    put_i64(&w, f->span);
-    ebb_put_u64(&w, (uint64_t)f->max_memory);
-    ebb_put_u32(&w, (uint32_t)f->policy);
-    ebb_put_u32(&w, f->count);
-    ebb_put_u64(&w, f->initial_capacity);
-    ebb_put_u64(&w, f->left);
-    ebb_put_u64(&w, f->since_base);
-    put_i64(&w, f->rate_base_ns);
-    put_i64(&w, f->latest_ns);
-    ebb_put_u32(&w, f->ring_slots);
-    ebb_put_u32(&w, 0);
-    ebb_put_u64(&w, f->insertions);
-    ebb_put_u64(&w, f->shifts);
-    ebb_put_u64(&w, f->evicted);
-    ebb_put_u64(&w, f->refused);
-    ebb_put_u64(&w, f->clamped);
-    ebb_put_u64(&w, f->resets);
-    ebb_put_u64(&w, f->estimate);
-    put_i64(&w, f->generation_ns);
-    for (uint32_t i = 0; i < f->count; i++) {
-        const tlbf_slice *s = ebb_tlbf_at(f, i);
-        ebb_put_u64(&w, s->nbits);
-        ebb_put_u64(&w, s->capacity);
-        ebb_put_u64(&w, ebb_tlbf_inserted(f, i));
-        put_i64(&w, ebb_tlbf_last_ns(f, i));
-        ebb_put_u32(&w, s->hash_index);
-        ebb_put_u32(&w, 0);
-        ebb_put_words(&w, s->bits, (size_t)ebb_bits_words(s->nbits));
-    }
-    ebb_frame_end(&w);
+    ebb_frame_save(&head, put_fields, f, buf);
     if (written != NULL)
-        *written = total;
+        *written = head.total;
     return EBB_OK;
+}
+
+ebb_status ebb_tlbf_save_to(const ebb_tlbf *f, ebb_save_sink sink,
+                            void *user)
+{
+    if (f == NULL || sink == NULL)
+        return EBB_EINVAL;
+    ebb_frame_head head = head_of(f);
+    return ebb_frame_stream(&head, put_fields, f, sink, user);
 }
 
 /* The fixed part, read and checked before anything is allocated. */

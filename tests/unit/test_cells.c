@@ -322,7 +322,7 @@ static void snapshot_round_trip_at_every_width(void **state) {
             second = malloc(bytes);
             assert_non_null(first);
             assert_non_null(second);
-            ebb_writer w = {first, first, first + bytes};
+            ebb_writer w = {first, first, first + bytes, NULL};
             ebb_cells_put(&w, &c);
             assert_ptr_equal(w.at, first + bytes);
             for (uint64_t j = 0; j < c.word_count; j++)
@@ -335,7 +335,7 @@ static void snapshot_round_trip_at_every_width(void **state) {
             assert_ptr_equal(r.at, first + bytes);
             for (uint64_t i = 0; i < c.count; i++)
                 assert_int_equal(ebb_cells_get(&d, i), ebb_cells_get(&c, i));
-            ebb_writer w2 = {second, second, second + bytes};
+            ebb_writer w2 = {second, second, second + bytes, NULL};
             ebb_cells_put(&w2, &d);
             assert_memory_equal(first, second, bytes);
             ebb_cells_free(&c);
@@ -360,7 +360,7 @@ static void snapshot_refuses_tail_bits_and_short_input(void **state) {
         size_t bytes = ebb_cells_bytes(&c);
         unsigned char *buf = malloc(bytes);
         assert_non_null(buf);
-        ebb_writer w = {buf, buf, buf + bytes};
+        ebb_writer w = {buf, buf, buf + bytes, NULL};
         ebb_cells_put(&w, &c);
         assert_true(used != 0);
         for (uint64_t bit = used; bit < 64u; bit++) {

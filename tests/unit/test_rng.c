@@ -204,7 +204,7 @@ static void put_get_round_trip(void **state) {
     (void)state;
     ebb_rng_seed(&r, 2024);
     (void)ebb_rng_next(&r);
-    ebb_writer w = {buf, buf, buf + sizeof buf};
+    ebb_writer w = {buf, buf, buf + sizeof buf, NULL};
     ebb_rng_put(&w, &r);
     assert_ptr_equal(w.at, buf + sizeof buf);
     for (int i = 0; i < 4; i++)
