@@ -4,6 +4,7 @@
  *
  *   APBF.RESERVE   key window [ERROR fp] [MAXNPWS f] [MAXACCESSES a]
  *                  [BLOCKED]
+ *   APBF.RESERVE   key window SHAPE k l slice-bits [BLOCKS bits hashes]
  *   APBF.ADD       key item [NOCREATE]             -> 1 new / 0 seen
  *   APBF.MADD      key item [item ...]             -> array of 1/0
  *   APBF.INSERT    key [NOCREATE] [WINDOW w] [ERROR fp] [MAXNPWS f]
@@ -16,9 +17,10 @@
  *   APBF.LOADCHUNK key iterator data               -> OK
  *
  * The filter is deterministic (its answers depend only on the sequence of
- * adds), so writes replicate verbatim. A write that creates its key first
- * replicates an explicit APBF.RESERVE with the parameters it used, so a
- * replica or an AOF replay never depends on its own defaults.
+ * adds), so writes replicate verbatim. RESERVE, and a write that creates
+ * its key, replicate the shape that was chosen (the SHAPE form), so a
+ * replica or an AOF replay never depends on its own defaults, chooser or
+ * memory.
  */
 #include <limits.h>
 
@@ -59,11 +61,78 @@ typedef struct apbf_options {
     double max_npws;     /* 0: no bound; negative: not given (the default) */
     double max_accesses; /* expected reads of a false query */
     bool blocked;
+    /* ERROR, MAXNPWS, MAXACCESSES or BLOCKED was given: a goal the chooser
+     * meets. */
+    bool goal_given;
+    /* SHAPE k l slice-bits [BLOCKS bits hashes]: the shape itself, as a
+     * primary replicates it (its window must be l * generation); after
+     * resolving (apbf_resolve), always set, with params the shape. */
+    bool shape;
+    bool blocks_given;
+    ebb_apbf_params params;
 } apbf_options;
 
 static const apbf_options APBF_DEFAULTS = {
     APBF_DEFAULT_WINDOW, APBF_DEFAULT_FP, -1.0, APBF_DEFAULT_MAX_ACCESSES,
-    false};
+    false, false, false, false, {0, 0, 0, 0, 0, 0, 0}};
+
+/* SHAPE k l slice-bits at argv[*i + 1 ..]: each an integer within the
+ * library's limits (the rest of the shape is checked as a snapshot's is,
+ * by ebb_apbf_params_memory, once the window is known). */
+static bool apbf_parse_shape(RedisModuleCtx *ctx, RedisModuleString **argv,
+                             apbf_options *options)
+{
+    long long k, l, slice_bits;
+    if (!ebb_redis_parse_integer(ctx, argv[0], "SHAPE k", 1, EBB_APBF_MAX_K,
+                                 &k) ||
+        !ebb_redis_parse_integer(ctx, argv[1], "SHAPE l", 1, EBB_APBF_MAX_L,
+                                 &l) ||
+        !ebb_redis_parse_integer(ctx, argv[2], "SHAPE slice-bits", 1,
+                                 (long long)EBB_APBF_MAX_SLICE_BITS,
+                                 &slice_bits))
+        return false;
+    options->shape = true;
+    options->params.k = (uint32_t)k;
+    options->params.l = (uint32_t)l;
+    options->params.slice_bits = (uint64_t)slice_bits;
+    return true;
+}
+
+/* BLOCKS bits hashes at argv[0 ..]: the blocked variant of SHAPE. */
+static bool apbf_parse_blocks(RedisModuleCtx *ctx, RedisModuleString **argv,
+                              apbf_options *options)
+{
+    long long bits, hashes;
+    if (!ebb_redis_parse_integer(ctx, argv[0], "BLOCKS bits", 64, 512,
+                                 &bits) ||
+        !ebb_redis_parse_integer(ctx, argv[1], "BLOCKS hashes", 1, 8,
+                                 &hashes))
+        return false;
+    options->blocks_given = true;
+    options->params.block_bits = (uint32_t)bits;
+    options->params.block_hashes = (uint32_t)hashes;
+    return true;
+}
+
+/* SHAPE (3 arguments) or BLOCKS (2) at argv[*i]: 1 parsed, 0 neither, -1
+ * after replying an error. */
+static int apbf_parse_explicit_shape(RedisModuleCtx *ctx,
+                                     RedisModuleString **argv, int argc,
+                                     int *i, apbf_options *options)
+{
+    bool is_shape = ebb_redis_arg_is(argv[*i], "SHAPE");
+    if (!is_shape && !ebb_redis_arg_is(argv[*i], "BLOCKS"))
+        return 0;
+    int count = is_shape ? 3 : 2;
+    if (*i + count >= argc) {
+        RedisModule_WrongArity(ctx);
+        return -1;
+    }
+    bool ok = is_shape ? apbf_parse_shape(ctx, argv + *i + 1, options)
+                       : apbf_parse_blocks(ctx, argv + *i + 1, options);
+    *i += count + 1;
+    return ok ? 1 : -1;
+}
 
 /* The NPWS bound a key is created with: MAXNPWS if given, otherwise none
  * for plain slices and EBB_APBF_BLOCKED_MAX_NPWS for BLOCKED (as `ebb dedup
@@ -82,8 +151,13 @@ static int apbf_parse_option(RedisModuleCtx *ctx, RedisModuleString **argv,
 {
     apbf_options *options = opaque;
     RedisModuleString *name = argv[*i];
+    int explicit_shape = apbf_parse_explicit_shape(ctx, argv, argc, i,
+                                                   options);
+    if (explicit_shape != 0)
+        return explicit_shape;
     if (ebb_redis_arg_is(name, "BLOCKED")) {
         options->blocked = true;
+        options->goal_given = true;
         *i += 1;
         return 1;
     }
@@ -99,6 +173,7 @@ static int apbf_parse_option(RedisModuleCtx *ctx, RedisModuleString **argv,
     }
     RedisModuleString *arg = argv[*i + 1];
     *i += 2;
+    options->goal_given = options->goal_given || !is_window;
     bool ok = is_window ? ebb_redis_parse_integer(ctx, arg, "window", 1,
                                                   LLONG_MAX, &options->window)
               : is_error
@@ -111,59 +186,153 @@ static int apbf_parse_option(RedisModuleCtx *ctx, RedisModuleString **argv,
     return ok ? 1 : -1;
 }
 
-/* A filter larger than the machine's memory is refused as too large (see
- * ebb_redis_physical_memory). opaque: the apbf_options. */
-static ebb_status apbf_create(const void *opaque, uint64_t seed, void **out)
+static const ebb_redis_creator APBF_CREATOR;
+
+/* Replies why creation failed with status, as the creator does. */
+static bool apbf_refused(RedisModuleCtx *ctx, ebb_status status,
+                         const apbf_options *options)
 {
-    const apbf_options *options = opaque;
-    ebb_apbf_params params;
-    uint64_t window = (uint64_t)options->window;
-    ebb_apbf_goal goal = {window,
+    if (APBF_CREATOR.reply_refused != NULL)
+        APBF_CREATOR.reply_refused(ctx, status, options);
+    else
+        ebb_redis_reply_status(ctx, APBF.name, status);
+    return false;
+}
+
+/* The explicit shape of SHAPE/BLOCKS for options->window, checked as a
+ * snapshot's parameters are (ebb_apbf_params_memory: k and l in range,
+ * slices a multiple of the block, generation within what the slices hold,
+ * window = l * generation). */
+static bool apbf_resolve_shape(RedisModuleCtx *ctx, apbf_options *options,
+                               size_t *bytes)
+{
+    ebb_apbf_params *p = &options->params;
+    if (options->goal_given) {
+        RedisModule_ReplyWithError(ctx, "ERR APBF: SHAPE cannot be combined "
+                                        "with ERROR, MAXNPWS, MAXACCESSES "
+                                        "or BLOCKED");
+        return false;
+    }
+    if (!options->blocks_given)
+        p->block_bits = p->block_hashes = 0;
+    p->window = (uint64_t)options->window;
+    p->generation = p->window / p->l;
+    if (p->window % p->l != 0) {
+        ebb_redis_reply_errorf(ctx,
+                               "ERR APBF: SHAPE l (%u) must divide the "
+                               "window (%llu)",
+                               (unsigned)p->l, (unsigned long long)p->window);
+        return false;
+    }
+    ebb_status status = ebb_apbf_params_memory(p, bytes);
+    if (status == EBB_EINVAL) {
+        ebb_redis_reply_errorf(
+            ctx,
+            "ERR APBF: SHAPE %u %u %llu%s is not a valid shape for a window "
+            "of %llu (BLOCKS 64 or 512 bits with 1, 2, 4 or 8 hashes, "
+            "dividing slice-bits; at most slice-bits * ln 2 / k items per "
+            "generation)",
+            (unsigned)p->k, (unsigned)p->l, (unsigned long long)p->slice_bits,
+            options->blocks_given ? " BLOCKS .." : "",
+            (unsigned long long)p->window);
+        return false;
+    }
+    if (status != EBB_OK)
+        return apbf_refused(ctx, status, options);
+    return true;
+}
+
+/* An ebb_redis_creator resolve: chooses the shape (unless SHAPE gave it)
+ * and turns options into that explicit shape, so the RESERVE replicated is
+ * "APBF.RESERVE key window SHAPE k l slice-bits [BLOCKS bits hashes]" and
+ * no replica chooses again (its library version could choose otherwise).
+ * opaque: the apbf_options. */
+static bool apbf_resolve(RedisModuleCtx *ctx, void *opaque, size_t *bytes)
+{
+    apbf_options *options = opaque;
+    if (options->blocks_given && !options->shape) {
+        RedisModule_ReplyWithError(ctx, "ERR APBF: BLOCKS needs SHAPE");
+        return false;
+    }
+    if (options->shape)
+        return apbf_resolve_shape(ctx, options, bytes);
+    ebb_apbf_goal goal = {(uint64_t)options->window,
                           options->fp,
                           apbf_max_npws(options),
                           options->max_accesses,
                           options->blocked ? APBF_BLOCK_BITS : 0,
                           options->blocked ? APBF_BLOCK_HASHES : 0};
-    ebb_status status = ebb_apbf_choose_goal(&goal, &params);
-    size_t bytes = 0;
-    if (status == EBB_OK)
-        status = ebb_apbf_params_memory(&params, &bytes);
-    if (status == EBB_OK && bytes > ebb_redis_physical_memory())
+    ebb_status status = ebb_apbf_choose_goal(&goal, &options->params);
+    if (status == EBB_OK && options->params.window > (uint64_t)LLONG_MAX)
         status = EBB_EOVERFLOW;
-    ebb_apbf *filter = NULL;
     if (status == EBB_OK)
-        status = ebb_apbf_create(&params, seed, &filter);
+        status = ebb_apbf_params_memory(&options->params, bytes);
+    if (status != EBB_OK)
+        return apbf_refused(ctx, status, options);
+    options->shape = true;
+    options->blocks_given = options->blocked;
+    options->goal_given = false;
+    options->window = (long long)options->params.window;
+    return true;
+}
+
+/* A filter of the resolved shape. opaque: the apbf_options. */
+static ebb_status apbf_create(const void *opaque, uint64_t seed, void **out)
+{
+    const apbf_options *options = opaque;
+    ebb_apbf *filter = NULL;
+    ebb_status status = ebb_apbf_create(&options->params, seed, &filter);
     if (status == EBB_OK)
         *out = filter;
     return status;
 }
 
-/* Replicates the APBF.RESERVE that recreates a key exactly as created.
- * opaque: the apbf_options. */
+/* Replicates the APBF.RESERVE that recreates a key exactly as created: its
+ * shape, explicit. opaque: the resolved apbf_options. */
 static void apbf_replicate_reserve(RedisModuleCtx *ctx,
                                    RedisModuleString *keyname,
                                    const void *opaque)
 {
     const apbf_options *options = opaque;
-    char fp[32], npws[32], accesses[32];
-    ebb_redis_format_double(options->fp, fp, sizeof fp);
-    ebb_redis_format_double(apbf_max_npws(options), npws, sizeof npws);
-    ebb_redis_format_double(options->max_accesses, accesses, sizeof accesses);
-    if (options->blocked)
-        RedisModule_Replicate(ctx, "APBF.RESERVE", "slccccccc", keyname,
-                              options->window, "ERROR", fp, "MAXNPWS", npws,
-                              "MAXACCESSES", accesses, "BLOCKED");
+    const ebb_apbf_params *p = &options->params;
+    if (p->block_bits != 0)
+        RedisModule_Replicate(ctx, "APBF.RESERVE", "slclllcll", keyname,
+                              (long long)p->window, "SHAPE", (long long)p->k,
+                              (long long)p->l, (long long)p->slice_bits,
+                              "BLOCKS", (long long)p->block_bits,
+                              (long long)p->block_hashes);
     else
-        RedisModule_Replicate(ctx, "APBF.RESERVE", "slcccccc", keyname,
-                              options->window, "ERROR", fp, "MAXNPWS", npws,
-                              "MAXACCESSES", accesses);
+        RedisModule_Replicate(ctx, "APBF.RESERVE", "slclll", keyname,
+                              (long long)p->window, "SHAPE", (long long)p->k,
+                              (long long)p->l, (long long)p->slice_bits);
 }
+
+/* Replies why creation with options failed: for EBB_EINVAL (the chooser
+ * found no shape), the option that cannot be met and its bound.
+ * opaque: the apbf_options. */
+static int apbf_reply_refused(RedisModuleCtx *ctx, ebb_status status,
+                              const void *opaque)
+{
+    const apbf_options *options = opaque;
+    if (status != EBB_EINVAL || options->shape)
+        return ebb_redis_reply_status(ctx, APBF.name, status);
+    return ebb_redis_reply_shape_refused(
+        ctx, APBF.name, (uint64_t)options->window, options->fp,
+        apbf_max_npws(options), options->max_accesses,
+        options->blocked ? APBF_BLOCK_BITS : 0,
+        options->blocked ? APBF_BLOCK_HASHES : 0);
+}
+
+_Static_assert(sizeof(apbf_options) <= EBB_REDIS_OPTIONS_MAX,
+               "value.c resolves a copy of the options on its stack");
 
 /* Creation for RESERVE, and for ADD, MADD and INSERT on a missing key. */
 static const ebb_redis_creator APBF_CREATOR = {
     .family = &APBF,
+    .options_size = sizeof(apbf_options),
+    .resolve = apbf_resolve,
     .create = apbf_create,
-    .reply_refused = NULL,
+    .reply_refused = apbf_reply_refused,
     .replicate_reserve = apbf_replicate_reserve,
 };
 
@@ -220,8 +389,10 @@ static void apbf_exists_array(RedisModuleCtx *ctx, const ebb_apbf *filter,
 }
 
 /* The common tail of ADD, MADD and INSERT: open (maybe create), add, reply,
- * replicate. single: reply one integer instead of an array. */
-static int apbf_add_command(RedisModuleCtx *ctx, RedisModuleString *keyname,
+ * replicate, notify "apbf.<command>". single: reply one integer instead of
+ * an array. */
+static int apbf_add_command(RedisModuleCtx *ctx, const char *command,
+                            RedisModuleString *keyname,
                             const apbf_options *options, bool nocreate,
                             RedisModuleString **items, int count, bool single)
 {
@@ -243,6 +414,7 @@ static int apbf_add_command(RedisModuleCtx *ctx, RedisModuleString *keyname,
         apbf_add_array(ctx, filter, items, count);
     }
     RedisModule_ReplicateVerbatim(ctx);
+    ebb_redis_notify(ctx, &APBF, command, keyname);
     RedisModule_CloseKey(key);
     return REDISMODULE_OK;
 }
@@ -276,8 +448,8 @@ static int apbf_add(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
     bool nocreate = argc == 4;
     if (nocreate && !ebb_redis_arg_is(argv[3], "NOCREATE"))
         return ebb_redis_reply_unknown_option(ctx, argv[3], "APBF.ADD");
-    return apbf_add_command(ctx, argv[1], &APBF_DEFAULTS, nocreate, argv + 2,
-                            1, true);
+    return apbf_add_command(ctx, "add", argv[1], &APBF_DEFAULTS, nocreate,
+                            argv + 2, 1, true);
 }
 
 /* APBF.MADD key item [item ...] */
@@ -285,8 +457,8 @@ static int apbf_madd(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
 {
     if (argc < 3)
         return RedisModule_WrongArity(ctx);
-    return apbf_add_command(ctx, argv[1], &APBF_DEFAULTS, false, argv + 2,
-                            argc - 2, false);
+    return apbf_add_command(ctx, "madd", argv[1], &APBF_DEFAULTS, false,
+                            argv + 2, argc - 2, false);
 }
 
 /* APBF.INSERT key [NOCREATE] [WINDOW w] [ERROR fp] [MAXNPWS f] [BLOCKED]
@@ -302,8 +474,8 @@ static int apbf_insert(RedisModuleCtx *ctx, RedisModuleString **argv,
     if (!ebb_redis_parse_options(ctx, argv, argc, &i, "APBF.INSERT",
                                  apbf_parse_option, &options, &nocreate))
         return REDISMODULE_OK;
-    return apbf_add_command(ctx, argv[1], &options, nocreate, argv + i + 1,
-                            argc - i - 1, false);
+    return apbf_add_command(ctx, "insert", argv[1], &options, nocreate,
+                            argv + i + 1, argc - i - 1, false);
 }
 
 /* Opens keyname for a query: *filter is NULL for a missing key. Returns
@@ -399,16 +571,28 @@ static int apbf_info(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
 /* Registration                                                             */
 /* ------------------------------------------------------------------------ */
 
+/* name, handler, flags, arity, key spec, summary (glue.h). */
 static const ebb_redis_command APBF_COMMANDS[] = {
-    {"APBF.RESERVE", apbf_reserve_command, "write deny-oom"},
-    {"APBF.ADD", apbf_add, "write deny-oom fast"},
-    {"APBF.MADD", apbf_madd, "write deny-oom"},
-    {"APBF.INSERT", apbf_insert, "write deny-oom"},
-    {"APBF.EXISTS", apbf_exists, "readonly fast"},
-    {"APBF.MEXISTS", apbf_mexists, "readonly fast"},
-    {"APBF.INFO", apbf_info, "readonly fast"},
-    {"APBF.SCANDUMP", apbf_scandump, "readonly deny-oom"},
-    {"APBF.LOADCHUNK", apbf_loadchunk, "write deny-oom"},
+    {"APBF.RESERVE", apbf_reserve_command, "write deny-oom", -3,
+     EBB_REDIS_KEY_CREATES,
+     "Creates an empty filter over a window of the last N adds"},
+    {"APBF.ADD", apbf_add, "write deny-oom fast", -3,
+     EBB_REDIS_KEY_ADDS, "Adds an item; answers whether it was new"},
+    {"APBF.MADD", apbf_madd, "write deny-oom", -3,
+     EBB_REDIS_KEY_ADDS, "Adds items; answers for each whether it was new"},
+    {"APBF.INSERT", apbf_insert, "write deny-oom", -4,
+     EBB_REDIS_KEY_ADDS,
+     "Adds items, creating the filter with the given parameters"},
+    {"APBF.EXISTS", apbf_exists, "readonly fast", 3,
+     EBB_REDIS_KEY_READS, "Answers whether an item is in the window"},
+    {"APBF.MEXISTS", apbf_mexists, "readonly fast", -3,
+     EBB_REDIS_KEY_READS, "Answers for each item whether it is in the window"},
+    {"APBF.INFO", apbf_info, "readonly fast", 2,
+     EBB_REDIS_KEY_READS, "Returns the filter's parameters and counters"},
+    {"APBF.SCANDUMP", apbf_scandump, "readonly deny-oom", 3,
+     EBB_REDIS_KEY_READS, "Returns the filter's snapshot chunk by chunk"},
+    {"APBF.LOADCHUNK", apbf_loadchunk, "write deny-oom", 4,
+     EBB_REDIS_KEY_RESTORES, "Restores a filter from SCANDUMP's chunks"},
 };
 
 int ebb_redis_apbf_register(RedisModuleCtx *ctx)

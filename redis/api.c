@@ -51,6 +51,8 @@ int (*RedisModule_Replicate)(RedisModuleCtx *, const char *, const char *,
 int (*RedisModule_ReplicateVerbatim)(RedisModuleCtx *);
 int (*RedisModule_GetContextFlags)(RedisModuleCtx *);
 long long (*RedisModule_Milliseconds)(void);
+int (*RedisModule_NotifyKeyspaceEvent)(RedisModuleCtx *, int, const char *,
+                                       RedisModuleString *);
 void (*RedisModule_SaveUnsigned)(RedisModuleIO *, uint64_t);
 uint64_t (*RedisModule_LoadUnsigned)(RedisModuleIO *);
 void (*RedisModule_SaveStringBuffer)(RedisModuleIO *, const char *, size_t);
@@ -58,6 +60,19 @@ char *(*RedisModule_LoadStringBuffer)(RedisModuleIO *, size_t *);
 int (*RedisModule_IsIOError)(RedisModuleIO *);
 void (*RedisModule_EmitAOF)(RedisModuleIO *, const char *, const char *,
                             ...);
+void (*RedisModule_DigestAddStringBuffer)(RedisModuleDigest *, const char *,
+                                          size_t);
+void (*RedisModule_DigestEndSequence)(RedisModuleDigest *);
+RedisModuleServerInfoData *(*RedisModule_GetServerInfo)(RedisModuleCtx *,
+                                                        const char *);
+void (*RedisModule_FreeServerInfo)(RedisModuleCtx *,
+                                   RedisModuleServerInfoData *);
+unsigned long long (*RedisModule_ServerInfoGetFieldUnsigned)(
+    RedisModuleServerInfoData *, const char *, int *);
+const char *(*RedisModule_ServerInfoGetFieldC)(RedisModuleServerInfoData *,
+                                               const char *);
+void *(*RedisModule_Calloc)(size_t, size_t);
+size_t (*RedisModule_MallocSize)(void *);
 void (*RedisModule_Log)(RedisModuleCtx *, const char *, const char *, ...);
 void (*RedisModule_LogIOError)(RedisModuleIO *, const char *, const char *,
                                ...);
@@ -65,9 +80,18 @@ void (*RedisModule_LogIOError)(RedisModuleIO *, const char *, const char *,
 void *(*RedisModule_TryCalloc)(size_t, size_t);
 RedisModuleCommand *(*RedisModule_GetCommand)(RedisModuleCtx *,
                                               const char *);
+int (*RedisModule_SetCommandInfo)(RedisModuleCommand *,
+                                  const RedisModuleCommandInfo *);
 int (*RedisModule_SetCommandACLCategories)(RedisModuleCommand *,
                                            const char *);
 int (*RedisModule_AddACLCategory)(RedisModuleCtx *, const char *);
+int (*RedisModule_RegisterNumericConfig)(RedisModuleCtx *, const char *,
+                                         long long, unsigned int, long long,
+                                         long long,
+                                         RedisModuleConfigGetNumericFunc,
+                                         RedisModuleConfigSetNumericFunc,
+                                         RedisModuleConfigApplyFunc, void *);
+int (*RedisModule_LoadConfigs)(RedisModuleCtx *);
 
 typedef int (*get_api_function)(const char *name, void *funcptr);
 
@@ -112,12 +136,21 @@ static const api_entry REQUIRED[] = {
     API_ENTRY(ReplicateVerbatim),
     API_ENTRY(GetContextFlags),
     API_ENTRY(Milliseconds),
+    API_ENTRY(NotifyKeyspaceEvent),
     API_ENTRY(SaveUnsigned),
     API_ENTRY(LoadUnsigned),
     API_ENTRY(SaveStringBuffer),
     API_ENTRY(LoadStringBuffer),
     API_ENTRY(IsIOError),
     API_ENTRY(EmitAOF),
+    API_ENTRY(DigestAddStringBuffer),
+    API_ENTRY(DigestEndSequence),
+    API_ENTRY(GetServerInfo),
+    API_ENTRY(FreeServerInfo),
+    API_ENTRY(ServerInfoGetFieldUnsigned),
+    API_ENTRY(ServerInfoGetFieldC),
+    API_ENTRY(Calloc),
+    API_ENTRY(MallocSize),
     API_ENTRY(Log),
     API_ENTRY(LogIOError),
 };
@@ -125,8 +158,11 @@ static const api_entry REQUIRED[] = {
 static const api_entry OPTIONAL[] = {
     API_ENTRY(TryCalloc),
     API_ENTRY(GetCommand),
+    API_ENTRY(SetCommandInfo),
     API_ENTRY(SetCommandACLCategories),
     API_ENTRY(AddACLCategory),
+    API_ENTRY(RegisterNumericConfig),
+    API_ENTRY(LoadConfigs),
 };
 
 #define COUNT(array) (sizeof(array) / sizeof((array)[0]))

@@ -57,6 +57,13 @@ typedef struct RedisModuleCommand RedisModuleCommand;
 #define REDISMODULE_CTX_FLAGS_REPLICATED (1 << 12)
 #define REDISMODULE_CTX_FLAGS_LOADING (1 << 13)
 
+/* RedisModule_NotifyKeyspaceEvent: the class of events about module keys
+ * ("d" in notify-keyspace-events). */
+#define REDISMODULE_NOTIFY_MODULE (1 << 13)
+
+/* RedisModule_RegisterNumericConfig: a config settable at any time. */
+#define REDISMODULE_CONFIG_DEFAULT 0
+
 /* The layout version of RedisModuleTypeMethods we fill (Redis 7.0's). */
 #define REDISMODULE_TYPE_METHOD_VERSION 4
 
@@ -126,6 +133,102 @@ typedef struct RedisModuleTypeMethods {
     RedisModuleTypeUnlinkFunc2 unlink2;
     RedisModuleTypeCopyFunc2 copy2;
 } RedisModuleTypeMethods;
+
+/* Command metadata of RedisModule_SetCommandInfo (Redis 7.0), written from
+ * its documentation in the Modules API reference. The server walks the
+ * arrays we pass with the element sizes the version record gives, so the
+ * sizes below are our own structs' (sizeof), and the layouts follow the
+ * documented field order exactly. tests/redis/acl.sh reads the result back
+ * (COMMAND INFO, COMMAND DOCS, COMMAND GETKEYSANDFLAGS). */
+
+/* How a key spec finds its first key (begin_search_type). 0 ends the array
+ * of key specs. */
+#define REDISMODULE_KSPEC_BS_INVALID 0
+#define REDISMODULE_KSPEC_BS_UNKNOWN 1
+#define REDISMODULE_KSPEC_BS_INDEX 2
+#define REDISMODULE_KSPEC_BS_KEYWORD 3
+
+/* How a key spec finds the keys after the first (find_keys_type); 0 (left
+ * out) means exactly one key. */
+#define REDISMODULE_KSPEC_FK_OMITTED 0
+#define REDISMODULE_KSPEC_FK_UNKNOWN 1
+#define REDISMODULE_KSPEC_FK_RANGE 2
+#define REDISMODULE_KSPEC_FK_KEYNUM 3
+
+/* Key-spec flags: exactly one of RO, RW, OW, RM (what the command does to
+ * the value), then at most one of INSERT, DELETE, UPDATE (what it does to
+ * the user data), possibly with ACCESS (it returns or uses that data). */
+#define REDISMODULE_CMD_KEY_RO (1ULL << 0)
+#define REDISMODULE_CMD_KEY_RW (1ULL << 1)
+#define REDISMODULE_CMD_KEY_OW (1ULL << 2)
+#define REDISMODULE_CMD_KEY_RM (1ULL << 3)
+#define REDISMODULE_CMD_KEY_ACCESS (1ULL << 4)
+#define REDISMODULE_CMD_KEY_UPDATE (1ULL << 5)
+#define REDISMODULE_CMD_KEY_INSERT (1ULL << 6)
+#define REDISMODULE_CMD_KEY_DELETE (1ULL << 7)
+
+/* The version record: the layout version (1) and the size of one element
+ * of each array the info points to. */
+typedef struct RedisModuleCommandInfoVersion {
+    int version;
+    size_t sizeof_historyentry;
+    size_t sizeof_keyspec;
+    size_t sizeof_arg;
+} RedisModuleCommandInfoVersion;
+
+#define REDISMODULE_COMMAND_INFO_LAYOUT 1
+
+/* One entry of a command's history; a zeroed entry ends the array. */
+typedef struct RedisModuleCommandHistoryEntry {
+    const char *since;
+    const char *changes;
+} RedisModuleCommandHistoryEntry;
+
+/* One key spec; an element with begin_search_type 0 ends the array. */
+typedef struct RedisModuleCommandKeySpec {
+    const char *notes;
+    uint64_t flags; /* REDISMODULE_CMD_KEY_* */
+    int begin_search_type;
+    union {
+        struct {
+            int pos;
+        } index;
+        struct {
+            const char *keyword;
+            int startfrom;
+        } keyword;
+    } bs;
+    int find_keys_type;
+    union {
+        struct {
+            int lastkey;
+            int keystep;
+            int limit;
+        } range;
+        struct {
+            int keynumidx;
+            int firstkey;
+            int keystep;
+        } keynum;
+    } fk;
+} RedisModuleCommandKeySpec;
+
+/* The argument descriptions of COMMAND DOCS: we give none (args NULL), so
+ * the server never reads an element and the type stays opaque. */
+typedef struct RedisModuleCommandArg RedisModuleCommandArg;
+
+/* The command's information; every field but version is optional. */
+typedef struct RedisModuleCommandInfo {
+    const RedisModuleCommandInfoVersion *version;
+    const char *summary;
+    const char *complexity;
+    const char *since;
+    RedisModuleCommandHistoryEntry *history;
+    const char *tips;
+    int arity; /* N: exactly N words, command included; -N: at least N */
+    RedisModuleCommandKeySpec *key_specs;
+    RedisModuleCommandArg *args;
+} RedisModuleCommandInfo;
 
 #if defined(__GNUC__) || defined(__clang__)
 #define EBB_REDIS_PRINTF(fmt, args) __attribute__((format(printf, fmt, args)))
@@ -212,6 +315,13 @@ extern int (*RedisModule_GetContextFlags)(RedisModuleCtx *ctx);
 /* The server's clock: Unix time in milliseconds. */
 extern long long (*RedisModule_Milliseconds)(void);
 
+/* Keyspace notifications: type is a REDISMODULE_NOTIFY_* class, event the
+ * event's name (published on __keyevent@<db>__:<event> and as the message
+ * on __keyspace@<db>__:<key>). */
+extern int (*RedisModule_NotifyKeyspaceEvent)(RedisModuleCtx *ctx, int type,
+                                              const char *event,
+                                              RedisModuleString *key);
+
 /* RDB and AOF. */
 extern void (*RedisModule_SaveUnsigned)(RedisModuleIO *io, uint64_t value);
 extern uint64_t (*RedisModule_LoadUnsigned)(RedisModuleIO *io);
@@ -222,6 +332,30 @@ extern char *(*RedisModule_LoadStringBuffer)(RedisModuleIO *io,
 extern int (*RedisModule_IsIOError)(RedisModuleIO *io);
 extern void (*RedisModule_EmitAOF)(RedisModuleIO *io, const char *cmdname,
                                    const char *fmt, ...);
+
+/* DEBUG DIGEST and DEBUG DIGEST-VALUE (the type's digest method): add the
+ * elements of an ordered sequence, then end it. */
+extern void (*RedisModule_DigestAddStringBuffer)(RedisModuleDigest *md,
+                                                 const char *ele, size_t len);
+extern void (*RedisModule_DigestEndSequence)(RedisModuleDigest *md);
+
+/* INFO fields (room.c): a snapshot of one INFO section, its fields read
+ * by name (out_err set to nonzero when absent), freed after use. */
+typedef struct RedisModuleServerInfoData RedisModuleServerInfoData;
+extern RedisModuleServerInfoData *(*RedisModule_GetServerInfo)(
+    RedisModuleCtx *ctx, const char *section);
+extern void (*RedisModule_FreeServerInfo)(RedisModuleCtx *ctx,
+                                          RedisModuleServerInfoData *data);
+extern unsigned long long (*RedisModule_ServerInfoGetFieldUnsigned)(
+    RedisModuleServerInfoData *data, const char *field, int *out_err);
+extern const char *(*RedisModule_ServerInfoGetFieldC)(
+    RedisModuleServerInfoData *data, const char *field);
+
+/* Heap, continued: calloc on the server's heap (aborts the server when out
+ * of memory, like Alloc) and the usable size of an allocation (the
+ * allocator's size class, what used_memory counts). */
+extern void *(*RedisModule_Calloc)(size_t nmemb, size_t size);
+extern size_t (*RedisModule_MallocSize)(void *ptr);
 
 /* Logging; level is "debug", "verbose", "notice" or "warning". */
 extern void (*RedisModule_Log)(RedisModuleCtx *ctx, const char *level,
@@ -240,12 +374,38 @@ extern void *(*RedisModule_TryCalloc)(size_t nmemb, size_t size);
 /* Redis 7.0: the handle of a registered command (for ACL categories). */
 extern RedisModuleCommand *(*RedisModule_GetCommand)(RedisModuleCtx *ctx,
                                                      const char *name);
+/* Redis 7.0: a command's arity, key specs and documentation (only during
+ * RedisModule_OnLoad, once per command). */
+extern int (*RedisModule_SetCommandInfo)(RedisModuleCommand *command,
+                                         const RedisModuleCommandInfo *info);
 /* Redis 7.2: ACL categories of a module command. */
 extern int (*RedisModule_SetCommandACLCategories)(RedisModuleCommand *command,
                                                   const char *ctgrsflags);
 /* Redis 7.4: a module-defined ACL category. */
 extern int (*RedisModule_AddACLCategory)(RedisModuleCtx *ctx,
                                          const char *name);
+
+/* Redis 7.0: module configs, "<module>.<name>" in CONFIG GET/SET and as
+ * --<module>.<name> at startup. get returns the value; set stores a value
+ * already checked against [min, max] (REDISMODULE_OK, or REDISMODULE_ERR
+ * with *err set); apply (may be NULL) runs after a CONFIG SET. LoadConfigs
+ * applies the values given at startup; call it once, after registering. */
+typedef long long (*RedisModuleConfigGetNumericFunc)(const char *name,
+                                                     void *privdata);
+typedef int (*RedisModuleConfigSetNumericFunc)(const char *name,
+                                               long long value,
+                                               void *privdata,
+                                               RedisModuleString **err);
+typedef int (*RedisModuleConfigApplyFunc)(RedisModuleCtx *ctx,
+                                          void *privdata,
+                                          RedisModuleString **err);
+extern int (*RedisModule_RegisterNumericConfig)(
+    RedisModuleCtx *ctx, const char *name, long long default_value,
+    unsigned int flags, long long min, long long max,
+    RedisModuleConfigGetNumericFunc getfn,
+    RedisModuleConfigSetNumericFunc setfn, RedisModuleConfigApplyFunc applyfn,
+    void *privdata);
+extern int (*RedisModule_LoadConfigs)(RedisModuleCtx *ctx);
 
 /* Fetches every function above from the server through the GetApi pointer
  * the server places at the start of the load context. Returns

@@ -29,10 +29,14 @@
 #include "api.h"
 
 /* RDB encoding version of both data types (the "encver" Redis stores with
- * each value). Version 1: an unsigned kind (0 filter, 1 restore in
- * progress), then for kind 0 the library snapshot as one string, for kind 1
- * the announced snapshot length and the bytes received so far. */
-#define EBB_REDIS_ENCODING_VERSION 1
+ * each value; persist.c, docs/redis.md "Persistence"). Version 1: an
+ * unsigned kind (0 filter, 1 restore in progress), then for kind 0 the
+ * library snapshot as one string, for kind 1 the announced snapshot length
+ * and the bytes received so far. Version 2, written since: kind 0 is the
+ * snapshot's length, then the snapshot in strings of at most
+ * EBB_REDIS_CHUNK_BYTES streamed from the filter (no copy of it); kind 1
+ * as in version 1. Both versions load. */
+#define EBB_REDIS_ENCODING_VERSION 2
 
 /* Bytes per SCANDUMP reply and per LOADCHUNK command of an AOF rewrite. */
 #define EBB_REDIS_CHUNK_BYTES ((size_t)1 << 20)
@@ -46,6 +50,8 @@ typedef struct ebb_redis_family {
     size_t (*snapshot_size)(const void *filter);
     ebb_status (*save)(const void *filter, void *buf, size_t capacity,
                        size_t *written);
+    ebb_status (*save_to)(const void *filter, ebb_save_sink sink,
+                          void *user);
     ebb_status (*load)(const void *buf, size_t len, void **filter);
     size_t (*memory)(const void *filter);
     void (*destroy)(void *filter);
@@ -68,8 +74,18 @@ typedef struct ebb_redis_value {
     uint64_t restore_total;
     /* SCANDUMP: the snapshot served chunk by chunk, taken at iterator 0 and
      * dropped by the next write, so every chunk of one scan comes from the
-     * same state. */
+     * same state. dump_scan numbers it: every iterator of a scan carries
+     * the number of the snapshot its iterator 0 took or joined, and a chunk
+     * is served only from that one (chunks.c). dump_scans counts the scans
+     * that joined it and have not reached their end. */
     ebb_redis_buffer dump;
+    uint32_t dump_scan;
+    uint32_t dump_scans;
+    /* MEMORY USAGE: the heap the filter took when it was created or loaded
+     * (usable sizes, as used_memory counts them), and the library's count
+     * of its bytes then (family->memory); 0: not measured. */
+    size_t filter_heap;
+    size_t filter_memory;
 } ebb_redis_value;
 
 /* ------------------------------------------------------------------------ */
@@ -84,6 +100,11 @@ bool ebb_redis_arg_is(const RedisModuleString *arg, const char *word);
 bool ebb_redis_parse_integer(RedisModuleCtx *ctx, const RedisModuleString *arg,
                              const char *what, long long min, long long max,
                              long long *out);
+
+/* Numbers (ebb_redis_parse_rate, _positive) are read as a person types a
+ * decimal: an optional sign, digits with an optional point, an optional
+ * exponent (100, 0.01, 1e-3). Hexadecimal (0x0.1), inf, nan, spaces and
+ * the empty string are refused. */
 
 /* Parse a number strictly between 0 and 1 (a false-positive rate). */
 bool ebb_redis_parse_rate(RedisModuleCtx *ctx, const RedisModuleString *arg,
@@ -104,6 +125,29 @@ int ebb_redis_reply_errorf(RedisModuleCtx *ctx, const char *format, ...)
  * (the handler's return value after replying). */
 int ebb_redis_reply_status(RedisModuleCtx *ctx, const char *family,
                            ebb_status status);
+
+/* Replies why no filter shape meets a goal (ebb_apbf_choose_goal refused
+ * it with EBB_EINVAL): a sentence naming the option that cannot be met
+ * (ERROR, MAXNPWS or MAXACCESSES) and its bound. block_bits 0: plain
+ * slices. Returns REDISMODULE_OK. */
+int ebb_redis_reply_shape_refused(RedisModuleCtx *ctx, const char *family,
+                                  uint64_t window, double fp, double max_npws,
+                                  double max_accesses, uint32_t block_bits,
+                                  uint32_t block_hashes);
+
+/* Publishes the keyspace event "<family>.<command>" in lower case
+ * ("apbf.add", "tlbf.addat") for keyname, in the module class
+ * (notify-keyspace-events "d"), as the core types do for their writes.
+ * Every write that changed a key calls it once. */
+void ebb_redis_notify(RedisModuleCtx *ctx, const ebb_redis_family *family,
+                      const char *command, RedisModuleString *keyname);
+
+/* TLBF.ADDAT refuses a time more than this many milliseconds ahead of the
+ * server's clock (config ebb.tlbf-future-ms, registered by module.c). */
+#define EBB_REDIS_TLBF_FUTURE_MS_DEFAULT 1000LL
+/* The largest millisecond time whose nanoseconds fit in int64 (2262). */
+#define EBB_REDIS_TLBF_MAX_MS (INT64_MAX / 1000000LL)
+extern long long ebb_redis_tlbf_future_ms;
 
 /* Reply "ERR unknown option '<arg>' for <command>". */
 int ebb_redis_reply_unknown_option(RedisModuleCtx *ctx,
@@ -129,12 +173,6 @@ bool ebb_redis_parse_options(RedisModuleCtx *ctx, RedisModuleString **argv,
                              int argc, int *i, const char *command,
                              ebb_redis_option_parser parse, void *options,
                              bool *nocreate);
-
-/* Bytes of physical memory of this machine (SIZE_MAX when unknown). A
- * filter that needs more can never work, and creating it would have the
- * kernel kill the server while its bits are cleared: such creations are
- * refused up front. */
-size_t ebb_redis_physical_memory(void);
 
 /* A double as the shortest decimal text that reads back to the same value
  * (for commands we replicate). buf needs 32 bytes. */
@@ -162,22 +200,54 @@ void ebb_redis_info_text(RedisModuleCtx *ctx, long *count, const char *field,
 /* Commands                                                                 */
 /* ------------------------------------------------------------------------ */
 
+/* What a command does to its key, as its key spec says (the documented
+ * flags of RedisModule_SetCommandInfo; docs/redis.md "Commands, flags and
+ * ACL"). Clients that route reads to replicas, and ACL read-only key
+ * permissions (%R~), go by these. */
+/* Reads the filter and answers from it: EXISTS, MEXISTS, INFO, SCANDUMP. */
+#define EBB_REDIS_KEY_READS                                                   \
+    (REDISMODULE_CMD_KEY_RO | REDISMODULE_CMD_KEY_ACCESS)
+/* Creates the key and never changes an existing one: RESERVE. */
+#define EBB_REDIS_KEY_CREATES                                                 \
+    (REDISMODULE_CMD_KEY_RW | REDISMODULE_CMD_KEY_INSERT)
+/* Changes the filter (an add may retire old generations or slices) and
+ * answers from its state before the add: ADD, MADD, INSERT, ADDAT. */
+#define EBB_REDIS_KEY_ADDS                                                    \
+    (REDISMODULE_CMD_KEY_RW | REDISMODULE_CMD_KEY_ACCESS |                    \
+     REDISMODULE_CMD_KEY_UPDATE)
+/* Builds the value chunk by chunk, and may restart or drop a restore in
+ * progress: LOADCHUNK. */
+#define EBB_REDIS_KEY_RESTORES                                                \
+    (REDISMODULE_CMD_KEY_RW | REDISMODULE_CMD_KEY_UPDATE)
+
 typedef struct ebb_redis_command {
     const char *name;
     RedisModuleCmdFunc handler;
-    const char *flags; /* "write deny-oom", "readonly fast", ... */
+    const char *flags;  /* "write deny-oom", "readonly fast", ...         */
+    int arity;          /* N words exactly, or -N: at least N (command
+                           name included), checked by the server          */
+    uint64_t key_flags; /* EBB_REDIS_KEY_*: the key spec of argument 1   */
+    const char *summary; /* COMMAND DOCS                                  */
 } ebb_redis_command;
 
 /* Registers commands whose key is their first argument (key positions
- * 1, 1, 1, so Redis Cluster routes them), each in the module's ACL category
- * when the server supports module categories. */
+ * 1, 1, 1, so Redis Cluster routes them). Where the server has
+ * RedisModule_SetCommandInfo (7.0) each gets its arity, its key spec
+ * (key_flags) and its summary; where it has module ACL categories (7.2)
+ * each gets "read" or "write", "fast" or "slow" from its flags, and "ebb"
+ * when ebb_redis_add_acl_category created it. */
 int ebb_redis_create_commands(RedisModuleCtx *ctx,
                               const ebb_redis_command *commands,
                               size_t count);
 
 /* Creates the ACL category "ebb" on servers that can (Redis 7.4 and
- * later); before that the commands have the categories their flags imply.
- * Call before registering commands. */
+ * later). Call before registering commands.
+ *
+ * On Redis 7.0 module commands belong to NO ACL category whatever their
+ * flags: "+@all -@write" still allows APBF.ADD, and "+@read" allows none of
+ * them. Read-only users there are made with per-command rules or read-only
+ * key permissions (%R~, which go by the key specs above); docs/redis.md
+ * gives the recipe and tests/redis/acl.sh tests it. */
 void ebb_redis_add_acl_category(RedisModuleCtx *ctx);
 
 /* The data types and their commands (apbf_type.c, tlbf_type.c). */
@@ -211,26 +281,43 @@ bool ebb_redis_open_filter(RedisModuleCtx *ctx, RedisModuleString *keyname,
 
 /* How a family creates a filter from the options a command parsed (the
  * family's own options struct, behind a void pointer). */
+/* The largest options struct of a family (value.c copies it to resolve). */
+#define EBB_REDIS_OPTIONS_MAX 256
+
 typedef struct ebb_redis_creator {
     const ebb_redis_family *family;
-    /* A new filter for options, hashing with seed. */
+    /* sizeof the family's options struct, at most EBB_REDIS_OPTIONS_MAX. */
+    size_t options_size;
+    /* Decides, in place, every parameter of the filter that options ask
+     * for, so that nothing is left to defaults or to this machine (what
+     * replicate_reserve sends), and sets *bytes to what create will
+     * allocate. Checks that depend on this machine are made on client
+     * calls only. False after replying an error. */
+    bool (*resolve)(RedisModuleCtx *ctx, void *options, size_t *bytes);
+    /* A new filter for resolved options, hashing with seed. */
     ebb_status (*create)(const void *options, uint64_t seed, void **filter);
-    /* Replies why create failed; NULL: ebb_redis_reply_status. */
-    int (*reply_refused)(RedisModuleCtx *ctx, ebb_status status);
-    /* Replicates the RESERVE that recreates a key created with options. */
+    /* Replies why create failed for options (so it can name the option
+     * that cannot be met); NULL: ebb_redis_reply_status. */
+    int (*reply_refused)(RedisModuleCtx *ctx, ebb_status status,
+                         const void *options);
+    /* Replicates the RESERVE that recreates a key created with resolved
+     * options: every parameter explicit (RedisModule_Replicate). */
     void (*replicate_reserve)(RedisModuleCtx *ctx, RedisModuleString *keyname,
                               const void *options);
 } ebb_redis_creator;
 
 /* The tail of <FAMILY>.RESERVE once its options are parsed: a new filter
- * under keyname, replicated verbatim, "OK"; "ERR key already exists" when
- * the key holds one. */
+ * under keyname (refused on a client call when it does not fit the memory
+ * limits, room.h), replicated resolved (replicate_reserve), "OK";
+ * "ERR key already exists" when the key holds one. */
 int ebb_redis_reserve(RedisModuleCtx *ctx, RedisModuleString *keyname,
                       const ebb_redis_creator *creator, const void *options);
 
 /* Opens keyname for adding: an existing filter of the family, or a new one
- * created with options (its RESERVE replicated) unless nocreate. Returns
- * false after replying an error. */
+ * created with options (its resolved RESERVE replicated) unless nocreate.
+ * A write from the primary or the AOF never creates a key: a missing key is
+ * then an error, logged at warning. Returns false after replying an
+ * error. */
 bool ebb_redis_open_for_add(RedisModuleCtx *ctx, RedisModuleString *keyname,
                             const ebb_redis_creator *creator,
                             const void *options, bool nocreate,
@@ -244,6 +331,16 @@ ebb_redis_value *ebb_redis_value_new(void *filter);
  * (out of memory) destroys the filter and returns false. */
 bool ebb_redis_store_new(RedisModuleKey *key, const ebb_redis_family *family,
                          void *filter);
+
+/* The heap meter (module.c): usable bytes (RedisModule_MallocSize) that
+ * libebb allocated minus released on the calling thread. Read it before a
+ * filter is created or loaded and pass the reading to
+ * ebb_redis_value_measured once value->filter is set: MEMORY USAGE then
+ * counts the allocator's real sizes. */
+int64_t ebb_redis_heap_meter(void);
+void ebb_redis_value_measured(ebb_redis_value *value,
+                              const ebb_redis_family *family,
+                              int64_t meter_before);
 
 /* Every write calls this: the state changes, so SCANDUMP's snapshot of the
  * old state is dropped. */
@@ -294,6 +391,8 @@ void ebb_redis_aof_rewrite(const ebb_redis_family *family, RedisModuleIO *io,
                            const ebb_redis_value *value);
 size_t ebb_redis_mem_usage(const ebb_redis_family *family,
                            const ebb_redis_value *value);
+void ebb_redis_digest(const ebb_redis_family *family, RedisModuleDigest *md,
+                      const ebb_redis_value *value);
 void *ebb_redis_copy(const ebb_redis_family *family,
                      const ebb_redis_value *value);
 void ebb_redis_free(const ebb_redis_family *family, ebb_redis_value *value);

@@ -7,43 +7,124 @@
  * Loading fetches the API (api.c), installs Redis's allocator into libebb
  * before any filter exists, so every byte a filter holds is counted by
  * INFO memory, MEMORY USAGE and maxmemory, then registers the two data
- * types and their commands. The module takes no arguments.
+ * types and their commands, and the config ebb.tlbf-future-ms (how far
+ * ahead of the server's clock TLBF.ADDAT accepts a time). The module takes
+ * no arguments: configs are set with --ebb.<name> at start or CONFIG SET.
  */
 #include <ebb/ebb.h>
 
+#include <string.h>
+
 #include "api.h"
 #include "glue.h"
+#include "room.h"
 
 #define MODULE_NAME "ebb"
 
 /* libebb's allocator table on Redis's heap. TryAlloc, not Alloc: a filter
- * that cannot be allocated is an error reply, not a server abort. */
+ * that cannot be allocated is an error reply, not a server abort.
+ *
+ * Zeroed memory without a stall: clearing a window of 1e9 (2.6 GB) by hand
+ * blocked the server 3.9 s here (6.7 s in issue 19). calloc of a large
+ * block maps fresh pages, which the kernel zeroes on first touch (jemalloc
+ * clears only what it reuses), so a RESERVE touches nothing: 21 ms and an
+ * RSS of 8 MB after it (tests/redis/limits.sh). Redis 7.4 has TryCalloc;
+ * 7.0 has only Calloc, which aborts the server when it fails. So a large
+ * zeroed block is first probed (room.c: the kernel grants a mapping of
+ * that size now, under RLIMIT_AS and the overcommit policy), and only then
+ * asked of Calloc: a refusal is ENOMEM, not an abort. RESERVE has checked
+ * the room before (ebb_redis_room_check); a replicated RESERVE has not, and
+ * then this probe is what stands between a replica without memory and an
+ * abort. Small blocks are cleared by hand (cheaper than a mapping). */
+#define ZEROED_BY_HAND_MAX ((size_t)1 << 20)
+
+/* The heap meter (glue.h): usable bytes libebb holds, per thread (the
+ * main thread creates and loads; a lazy-free thread only frees). */
+static _Thread_local int64_t heap_meter;
+
+int64_t ebb_redis_heap_meter(void)
+{
+    return heap_meter;
+}
+
+static void *metered(void *ptr)
+{
+    if (ptr != NULL)
+        heap_meter += (int64_t)RedisModule_MallocSize(ptr);
+    return ptr;
+}
+
 static void *redis_alloc(size_t size, void *user)
 {
     (void)user;
-    return RedisModule_TryAlloc(size);
+    return metered(RedisModule_TryAlloc(size));
 }
 
 static void *redis_alloc_zeroed(size_t size, void *user)
 {
     (void)user;
-    return RedisModule_TryCalloc(1, size);
+    if (RedisModule_TryCalloc != NULL)
+        return metered(RedisModule_TryCalloc(1, size));
+    if (size <= ZEROED_BY_HAND_MAX) {
+        void *ptr = RedisModule_TryAlloc(size);
+        if (ptr != NULL)
+            memset(ptr, 0, size);
+        return metered(ptr);
+    }
+    if (!ebb_redis_mapping_probe(size))
+        return NULL;
+    return metered(RedisModule_Calloc(1, size));
 }
 
 static void redis_release(void *ptr, void *user)
 {
     (void)user;
+    if (ptr != NULL)
+        heap_meter -= (int64_t)RedisModule_MallocSize(ptr);
     RedisModule_Free(ptr);
 }
 
 static ebb_status install_allocator(void)
 {
-    ebb_allocator allocator = {redis_alloc, NULL, redis_release, NULL};
-    /* Zeroed allocations straight from calloc when the server offers one
-     * that can fail softly (7.4); otherwise libebb clears what it gets. */
-    if (RedisModule_TryCalloc != NULL)
-        allocator.alloc_zeroed = redis_alloc_zeroed;
+    ebb_allocator allocator = {redis_alloc, redis_alloc_zeroed, redis_release,
+                               NULL};
     return ebb_set_allocator(&allocator);
+}
+
+/* ------------------------------------------------------------------------ */
+/* Configs (CONFIG GET/SET ebb.<name>, --ebb.<name> at startup)            */
+/* ------------------------------------------------------------------------ */
+
+/* privdata: the long long the config sets. */
+static long long config_get_numeric(const char *name, void *privdata)
+{
+    (void)name;
+    return *(const long long *)privdata;
+}
+
+static int config_set_numeric(const char *name, long long value,
+                              void *privdata, RedisModuleString **err)
+{
+    (void)name;
+    (void)err; /* the server checked [min, max] */
+    *(long long *)privdata = value;
+    return REDISMODULE_OK;
+}
+
+/* Registers the module's configs and applies the values given at startup.
+ * A server without module configs (before 7.0) keeps the defaults. */
+static int register_configs(RedisModuleCtx *ctx)
+{
+    if (RedisModule_RegisterNumericConfig == NULL ||
+        RedisModule_LoadConfigs == NULL)
+        return REDISMODULE_OK;
+    if (RedisModule_RegisterNumericConfig(
+            ctx, "tlbf-future-ms", EBB_REDIS_TLBF_FUTURE_MS_DEFAULT,
+            REDISMODULE_CONFIG_DEFAULT, 0, EBB_REDIS_TLBF_MAX_MS,
+            config_get_numeric, config_set_numeric, NULL,
+            &ebb_redis_tlbf_future_ms) != REDISMODULE_OK)
+        return REDISMODULE_ERR;
+    return RedisModule_LoadConfigs(ctx);
 }
 
 int RedisModule_OnLoad(RedisModuleCtx *ctx, RedisModuleString **argv,
@@ -72,6 +153,12 @@ int RedisModule_OnLoad(RedisModuleCtx *ctx, RedisModuleString **argv,
         ebb_redis_tlbf_register(ctx) != REDISMODULE_OK) {
         RedisModule_Log(ctx, "warning",
                         "ebb: cannot register the data types or commands");
+        return REDISMODULE_ERR;
+    }
+    if (register_configs(ctx) != REDISMODULE_OK) {
+        RedisModule_Log(ctx, "warning",
+                        "ebb: cannot register or load the configs "
+                        "(ebb.tlbf-future-ms)");
         return REDISMODULE_ERR;
     }
     RedisModule_Log(ctx, "notice", "ebb %s loaded (libebb %s)",

@@ -10,7 +10,10 @@ int ebb_redis_snapshot_type_create(RedisModuleCtx *ctx,
                                    const char *type_name,
                                    const RedisModuleTypeMethods *methods)
 {
-    /* The server's prototype takes the table writable; it only reads it. */
+    /* The server's prototype takes the table writable; it only reads it.
+     * Values are written in EBB_REDIS_ENCODING_VERSION (2); Redis stores
+     * each value's version and hands it back to rdb_load, which still
+     * reads version 1 (persist.c). */
     RedisModuleTypeMethods writable = *methods;
     *family->type = RedisModule_CreateDataType(
         ctx, type_name, EBB_REDIS_ENCODING_VERSION, &writable);

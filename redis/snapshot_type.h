@@ -4,8 +4,10 @@
  * written once for every filter family.
  *
  * A family's values are kept on disk and on the wire as the library's
- * snapshot bytes: RDB save and load, AOF rewrite (as <FAMILY>.LOADCHUNK
- * commands), MEMORY USAGE, COPY, free, and the commands <FAMILY>.SCANDUMP
+ * snapshot bytes, streamed from the filter in bounded pieces (never a second
+ * copy of it): RDB save and load, AOF rewrite (as <FAMILY>.LOADCHUNK
+ * commands), DEBUG DIGEST-VALUE; and MEMORY USAGE, COPY, free, and the
+ * commands <FAMILY>.SCANDUMP
  * and <FAMILY>.LOADCHUNK. The logic lives in persist.c and chunks.c, over
  * the family's table of library functions (ebb_redis_family).
  *
@@ -23,11 +25,12 @@
  *   APBF                     the family table: name "APBF", AOF rewrite
  *                            through "APBF.LOADCHUNK", and the adapters of
  *                            ebb_apbf_snapshot_size, ebb_apbf_save,
- *                            ebb_apbf_load, ebb_apbf_memory and
- *                            ebb_apbf_destroy;
+ *                            ebb_apbf_save_to, ebb_apbf_load,
+ *                            ebb_apbf_memory and ebb_apbf_destroy;
  *   apbf_scandump,           the handlers of APBF.SCANDUMP and
  *   apbf_loadchunk           APBF.LOADCHUNK (for the command table);
- *   apbf_type_methods        the data-type callbacks, for
+ *   apbf_type_methods        the data-type callbacks (DEBUG DIGEST-VALUE's
+ *                            digest included), for
  *                            ebb_redis_snapshot_type_create.
  */
 #ifndef EBB_REDIS_SNAPSHOT_TYPE_H
@@ -58,6 +61,11 @@ int ebb_redis_snapshot_type_create(RedisModuleCtx *ctx,
     {                                                                         \
         return ebb_##prefix##_save(filter, buf, capacity, written);           \
     }                                                                         \
+    static ebb_status prefix##_save_to(const void *filter,                    \
+                                       ebb_save_sink sink, void *user)        \
+    {                                                                         \
+        return ebb_##prefix##_save_to(filter, sink, user);                    \
+    }                                                                         \
     static ebb_status prefix##_load(const void *buf, size_t len, void **out)  \
     {                                                                         \
         ebb_##prefix *filter;                                                 \
@@ -80,6 +88,7 @@ int ebb_redis_snapshot_type_create(RedisModuleCtx *ctx,
         .type = &prefix##_type,                                               \
         .snapshot_size = prefix##_snapshot_size,                              \
         .save = prefix##_save,                                                \
+        .save_to = prefix##_save_to,                                          \
         .load = prefix##_load,                                                \
         .memory = prefix##_memory,                                            \
         .destroy = prefix##_destroy,                                          \
@@ -118,6 +127,10 @@ int ebb_redis_snapshot_type_create(RedisModuleCtx *ctx,
     {                                                                         \
         return ebb_redis_mem_usage(&NAME, value);                             \
     }                                                                         \
+    static void prefix##_digest(RedisModuleDigest *md, void *value)           \
+    {                                                                         \
+        ebb_redis_digest(&NAME, md, value);                                   \
+    }                                                                         \
     static void prefix##_free(void *value) { ebb_redis_free(&NAME, value); }  \
     static void *prefix##_copy(RedisModuleString *fromkey,                    \
                                RedisModuleString *tokey, const void *value)   \
@@ -132,6 +145,7 @@ int ebb_redis_snapshot_type_create(RedisModuleCtx *ctx,
         .rdb_save = prefix##_rdb_save,                                        \
         .aof_rewrite = prefix##_aof_rewrite,                                  \
         .mem_usage = prefix##_mem_usage,                                      \
+        .digest = prefix##_digest,                                            \
         .free = prefix##_free,                                                \
         .copy = prefix##_copy,                                                \
     }

@@ -8,6 +8,8 @@
  *   TLBF.ADD       key item [NOCREATE]             -> 1 new / 0 seen
  *   TLBF.MADD      key item [item ...]             -> array of 1/0
  *   TLBF.ADDAT     key ms item [item ...]          -> array of 1/0
+ *                  (a client's ms: within the span before now, at most
+ *                  ebb.tlbf-future-ms ahead)
  *   TLBF.INSERT    key [NOCREATE] [SPAN ms] [ERROR fp] [RATE r]
  *                  [MAXMEMORY bytes] [POLICY p] [MAXNPWS f]
  *                  ITEMS item [item ...]           -> array of 1/0
@@ -27,6 +29,7 @@
 #include <limits.h>
 
 #include "glue.h"
+#include "room.h"
 #include "snapshot_type.h"
 
 /* Defaults of a key created by ADD, MADD, ADDAT or INSERT (docs/redis.md). */
@@ -37,7 +40,11 @@
 
 #define NS_PER_MS 1000000LL
 /* The largest millisecond time whose nanoseconds fit in int64 (year 2262). */
-#define TLBF_MAX_MS (LLONG_MAX / NS_PER_MS)
+#define TLBF_MAX_MS EBB_REDIS_TLBF_MAX_MS
+
+/* How far ahead of the server's clock TLBF.ADDAT accepts a time (config
+ * ebb.tlbf-future-ms, registered by module.c; docs/redis.md). */
+long long ebb_redis_tlbf_future_ms = EBB_REDIS_TLBF_FUTURE_MS_DEFAULT;
 
 /* The family table TLBF, the data-type callbacks and the handlers of
  * TLBF.SCANDUMP and TLBF.LOADCHUNK: persistence through the library's
@@ -115,14 +122,10 @@ static int tlbf_parse_option(RedisModuleCtx *ctx, RedisModuleString **argv,
                                       &options->rate);
         break;
     case 3:
-        /* Above the machine's memory the limit would limit nothing, and a
-         * RATE sized to it could have the kernel kill the server. */
-        ok = ebb_redis_parse_integer(
-            ctx, arg, "MAXMEMORY", 1,
-            (long long)(ebb_redis_physical_memory() < (size_t)LLONG_MAX
-                            ? ebb_redis_physical_memory()
-                            : (size_t)LLONG_MAX),
-            &options->max_memory);
+        /* Parsed without this machine's memory: a replica must accept the
+         * primary's MAXMEMORY (tlbf_resolve checks it on client calls). */
+        ok = ebb_redis_parse_integer(ctx, arg, "MAXMEMORY", 1, LLONG_MAX,
+                                     &options->max_memory);
         break;
     case 4:
         ok = parse_policy(ctx, arg, &options->policy);
@@ -135,18 +138,25 @@ static int tlbf_parse_option(RedisModuleCtx *ctx, RedisModuleString **argv,
     return ok ? 1 : -1;
 }
 
+/* The library's config for options. */
+static ebb_status tlbf_config(const tlbf_options *options,
+                              ebb_tlbf_config *config)
+{
+    *config = (ebb_tlbf_config){0}; /* fields added later: defaults */
+    config->span_ns = (int64_t)options->span_ms * NS_PER_MS;
+    config->fp = options->fp;
+    config->max_npws = options->max_npws;
+    config->max_memory = (size_t)options->max_memory;
+    config->policy = options->policy;
+    return ebb_tlbf_capacity_for_rate(options->rate, config->span_ns,
+                                      &config->initial_capacity);
+}
+
 /* opaque: the tlbf_options. */
 static ebb_status tlbf_create(const void *opaque, uint64_t seed, void **out)
 {
-    const tlbf_options *options = opaque;
-    ebb_tlbf_config config = {0}; /* fields added later stay 0 (defaults) */
-    config.span_ns = (int64_t)options->span_ms * NS_PER_MS;
-    config.fp = options->fp;
-    config.max_npws = options->max_npws;
-    config.max_memory = (size_t)options->max_memory;
-    config.policy = options->policy;
-    ebb_status status = ebb_tlbf_capacity_for_rate(
-        options->rate, config.span_ns, &config.initial_capacity);
+    ebb_tlbf_config config;
+    ebb_status status = tlbf_config(opaque, &config);
     ebb_tlbf *filter = NULL;
     if (status == EBB_OK)
         status = ebb_tlbf_create(&config, seed, &filter);
@@ -155,8 +165,73 @@ static ebb_status tlbf_create(const void *opaque, uint64_t seed, void **out)
     return status;
 }
 
-static int reply_create_status(RedisModuleCtx *ctx, ebb_status status)
+static int reply_create_status(RedisModuleCtx *ctx, ebb_status status,
+                               const void *opaque);
+
+/* On a client call, false (after replying) when MAXMEMORY is above what
+ * this server can ever hold: the total of a memory limit (maxmemory, the
+ * cgroup, RLIMIT_AS, the host), where the filter, growing to MAXMEMORY,
+ * would be killed rather than refused. Never on a replicated call: the
+ * primary decided (docs/redis.md, Memory limits). */
+static bool tlbf_max_memory_fits(RedisModuleCtx *ctx,
+                                 const tlbf_options *options)
 {
+    if (RedisModule_GetContextFlags(ctx) &
+        (REDISMODULE_CTX_FLAGS_REPLICATED | REDISMODULE_CTX_FLAGS_LOADING))
+        return true;
+    ebb_redis_limit limits[4];
+    size_t count = ebb_redis_current_limits(ctx, limits);
+    for (size_t i = 0; i < count; i++) {
+        if ((uint64_t)options->max_memory <= limits[i].limit)
+            continue;
+        char asked[32], limit[32];
+        ebb_redis_format_bytes(asked, sizeof asked,
+                               (uint64_t)options->max_memory);
+        ebb_redis_format_bytes(limit, sizeof limit, limits[i].limit);
+        ebb_redis_reply_errorf(ctx,
+                               "ERR TLBF: MAXMEMORY %lld (%s) is more than "
+                               "%s can hold (%s %s)",
+                               options->max_memory, asked, limits[i].name,
+                               limits[i].label, limit);
+        return false;
+    }
+    return true;
+}
+
+/* An ebb_redis_creator resolve: every TLBF option is explicit already (the
+ * struct holds each, defaults filled in); the bytes are what create
+ * allocates (the plan's initial_bytes; the filter then grows by slices up
+ * to MAXMEMORY). opaque: the tlbf_options. */
+static bool tlbf_resolve(RedisModuleCtx *ctx, void *opaque, size_t *bytes)
+{
+    const tlbf_options *options = opaque;
+    ebb_tlbf_config config;
+    ebb_tlbf_plan plan;
+    ebb_status status = tlbf_config(options, &config);
+    if (status == EBB_OK)
+        status = ebb_tlbf_plan_config(&config, &plan);
+    if (status == EBB_OK && plan.initial_bytes > config.max_memory)
+        status = EBB_ELIMIT;
+    if (status != EBB_OK) {
+        reply_create_status(ctx, status, options);
+        return false;
+    }
+    *bytes = plan.initial_bytes;
+    return tlbf_max_memory_fits(ctx, options);
+}
+
+/* Replies why creation with options failed. opaque: the tlbf_options. */
+static int reply_create_status(RedisModuleCtx *ctx, ebb_status status,
+                               const void *opaque)
+{
+    const tlbf_options *options = opaque;
+    /* The library's (k, l) come from the APBF chooser for ERROR and
+     * MAXNPWS (at a window of a million; the shape does not depend on
+     * it): name the one it cannot meet. */
+    if (status == EBB_EINVAL)
+        return ebb_redis_reply_shape_refused(ctx, TLBF.name, 1000000,
+                                             options->fp, options->max_npws,
+                                             0.0, 0, 0);
     if (status == EBB_ELIMIT)
         return RedisModule_ReplyWithError(
             ctx, "ERR TLBF: MAXMEMORY is too small for a filter of this "
@@ -181,10 +256,15 @@ static void tlbf_replicate_reserve(RedisModuleCtx *ctx,
                           policy_name(options->policy), "MAXNPWS", npws);
 }
 
+_Static_assert(sizeof(tlbf_options) <= EBB_REDIS_OPTIONS_MAX,
+               "value.c resolves a copy of the options on its stack");
+
 /* Creation for RESERVE, and for ADD, MADD, ADDAT and INSERT on a missing
  * key. */
 static const ebb_redis_creator TLBF_CREATOR = {
     .family = &TLBF,
+    .options_size = sizeof(tlbf_options),
+    .resolve = tlbf_resolve,
     .create = tlbf_create,
     .reply_refused = reply_create_status,
     .replicate_reserve = tlbf_replicate_reserve,
@@ -197,8 +277,9 @@ static const ebb_redis_creator TLBF_CREATOR = {
 /* Replicates TLBF.ADDAT key ms with the items the replica must apply: every
  * item the primary added or refused (a refusal is deterministic and counted
  * in the filter's state), none that failed for want of memory here (that
- * changed nothing and depends on this machine). */
-static void tlbf_replicate_addat(RedisModuleCtx *ctx,
+ * changed nothing and depends on this machine). Returns whether anything
+ * was replicated, that is whether the filter changed. */
+static bool tlbf_replicate_addat(RedisModuleCtx *ctx,
                                  RedisModuleString *keyname, long long ms,
                                  RedisModuleString **items, int count,
                                  const ebb_status *statuses)
@@ -207,11 +288,11 @@ static void tlbf_replicate_addat(RedisModuleCtx *ctx,
     for (int i = 0; i < count; i++)
         kept += statuses[i] != EBB_ENOMEM;
     if (kept == 0)
-        return;
+        return false;
     if (kept == count) {
         RedisModule_Replicate(ctx, "TLBF.ADDAT", "slv", keyname, ms, items,
                               (size_t)count);
-        return;
+        return true;
     }
     RedisModuleString **subset = RedisModule_Alloc(sizeof *subset * kept);
     int n = 0;
@@ -221,6 +302,7 @@ static void tlbf_replicate_addat(RedisModuleCtx *ctx,
     RedisModule_Replicate(ctx, "TLBF.ADDAT", "slv", keyname, ms, subset,
                           (size_t)n);
     RedisModule_Free(subset);
+    return true;
 }
 
 /* Adds one item at now_ns: 1 when it was not present before, 0 when it
@@ -236,10 +318,20 @@ static long long tlbf_add_one(ebb_tlbf *filter, const RedisModuleString *item,
     return seen ? 0 : 1;
 }
 
+/* True when the command came from the primary or the AOF. */
+static bool replaying(RedisModuleCtx *ctx)
+{
+    return (RedisModule_GetContextFlags(ctx) &
+            (REDISMODULE_CTX_FLAGS_REPLICATED |
+             REDISMODULE_CTX_FLAGS_LOADING)) != 0;
+}
+
 /* The common tail of ADD, MADD, ADDAT and INSERT: open (maybe create), add
  * every item at ms, reply (one integer when single, else an array with an
- * error in place of each item not added), replicate as ADDAT. */
-static int tlbf_add_command(RedisModuleCtx *ctx, RedisModuleString *keyname,
+ * error in place of each item not added), replicate as ADDAT, notify
+ * "tlbf.<command>". */
+static int tlbf_add_command(RedisModuleCtx *ctx, const char *command,
+                            RedisModuleString *keyname,
                             const tlbf_options *options, bool nocreate,
                             long long ms, RedisModuleString **items,
                             int count, bool single)
@@ -259,21 +351,20 @@ static int tlbf_add_command(RedisModuleCtx *ctx, RedisModuleString *keyname,
     /* A refusal the primary already answered is repeated here only to
      * keep the filters identical; an error reply would have the server
      * log it as a critical replication problem. */
-    bool replaying = (RedisModule_GetContextFlags(ctx) &
-                      (REDISMODULE_CTX_FLAGS_REPLICATED |
-                       REDISMODULE_CTX_FLAGS_LOADING)) != 0;
+    bool replayed = replaying(ctx);
     if (!single)
         RedisModule_ReplyWithArray(ctx, count);
     for (int i = 0; i < count; i++) {
         long long added = tlbf_add_one(filter, items[i], now_ns, &statuses[i]);
         if (statuses[i] == EBB_OK)
             RedisModule_ReplyWithLongLong(ctx, added);
-        else if (replaying)
+        else if (replayed)
             RedisModule_ReplyWithLongLong(ctx, 0);
         else
             ebb_redis_reply_status(ctx, TLBF.name, statuses[i]);
     }
-    tlbf_replicate_addat(ctx, keyname, ms, items, count, statuses);
+    if (tlbf_replicate_addat(ctx, keyname, ms, items, count, statuses))
+        ebb_redis_notify(ctx, &TLBF, command, keyname);
     if (!single)
         RedisModule_Free(statuses);
     RedisModule_CloseKey(key);
@@ -313,7 +404,7 @@ static int tlbf_add(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
     bool nocreate = argc == 4;
     if (nocreate && !ebb_redis_arg_is(argv[3], "NOCREATE"))
         return ebb_redis_reply_unknown_option(ctx, argv[3], "TLBF.ADD");
-    return tlbf_add_command(ctx, argv[1], &TLBF_DEFAULTS, nocreate,
+    return tlbf_add_command(ctx, "add", argv[1], &TLBF_DEFAULTS, nocreate,
                             server_ms(), argv + 2, 1, true);
 }
 
@@ -322,11 +413,76 @@ static int tlbf_madd(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
 {
     if (argc < 3)
         return RedisModule_WrongArity(ctx);
-    return tlbf_add_command(ctx, argv[1], &TLBF_DEFAULTS, false, server_ms(),
+    return tlbf_add_command(ctx, "madd", argv[1], &TLBF_DEFAULTS, false,
+                            server_ms(),
                             argv + 2, argc - 2, false);
 }
 
-/* TLBF.ADDAT key ms item [item ...]: the replicated form of every add. */
+/* A time more than ebb.tlbf-future-ms ahead of the server's clock would
+ * become the filter's latest time: every later add would be clamped to it
+ * (items kept that much longer), and one more than a span ahead of the
+ * newest slice would reset the filter (false negatives for the items of
+ * the last span). False after replying an error. */
+static bool addat_not_too_late(RedisModuleCtx *ctx, long long ms,
+                               long long now)
+{
+    if (ms <= now || ms - now <= ebb_redis_tlbf_future_ms)
+        return true;
+    ebb_redis_reply_errorf(ctx,
+                           "ERR TLBF: time %lld ms is %lld ms ahead of the "
+                           "server clock (%lld ms); ADDAT accepts at most "
+                           "%lld ms ahead (ebb.tlbf-future-ms)",
+                           ms, ms - now, now, ebb_redis_tlbf_future_ms);
+    return false;
+}
+
+/* An add older than the span before the later of the filter's latest time
+ * and the server's clock would be clamped to the latest time and reported
+ * present for a whole span: it is refused instead (it would already have
+ * expired). A key ADDAT would create is judged with the default span.
+ * False after replying an error (WRONGTYPE and a restore in progress
+ * included). */
+static bool addat_not_expired(RedisModuleCtx *ctx, RedisModuleString *keyname,
+                              long long ms, long long now)
+{
+    RedisModuleKey *key;
+    ebb_redis_value *value;
+    if (!ebb_redis_open_filter(ctx, keyname, REDISMODULE_READ, &TLBF, &key,
+                               &value))
+        return false;
+    int64_t span_ns = (int64_t)TLBF_DEFAULTS.span_ms * NS_PER_MS;
+    int64_t latest_ns = INT64_MIN;
+    if (value != NULL) {
+        ebb_tlbf_stats stats;
+        ebb_tlbf_get_stats(value->filter, &stats);
+        span_ns = stats.span_ns;
+        latest_ns = stats.latest_ns;
+    }
+    RedisModule_CloseKey(key);
+    int64_t clock_ns = (int64_t)now * NS_PER_MS;
+    bool by_latest = latest_ns > clock_ns;
+    int64_t reference_ns = by_latest ? latest_ns : clock_ns;
+    int64_t at_ns = (int64_t)ms * NS_PER_MS;
+    /* Both are >= 0, so the difference cannot overflow. */
+    if (reference_ns <= at_ns ||
+        (uint64_t)(reference_ns - at_ns) <= (uint64_t)span_ns)
+        return true;
+    ebb_redis_reply_errorf(ctx,
+                           "ERR TLBF: time %lld ms is older than the span "
+                           "(%lld ms) before %s (%lld ms): the item would "
+                           "already have expired; nothing added",
+                           ms, (long long)(span_ns / NS_PER_MS),
+                           by_latest ? "the filter's latest time"
+                                     : "the server clock",
+                           (long long)(reference_ns / NS_PER_MS));
+    return false;
+}
+
+/* TLBF.ADDAT key ms item [item ...]: the replicated form of every add.
+ * From a client, the time must be within the span before now and at most
+ * ebb.tlbf-future-ms ahead; from the primary or the AOF it is applied as
+ * the primary decided, with no check that reads this server's clock (a
+ * replica must reach the primary's state whatever its clock says). */
 static int tlbf_addat(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
 {
     if (argc < 4)
@@ -335,8 +491,14 @@ static int tlbf_addat(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
     if (!ebb_redis_parse_integer(ctx, argv[2], "time (ms)", 0, TLBF_MAX_MS,
                                  &ms))
         return REDISMODULE_OK;
-    return tlbf_add_command(ctx, argv[1], &TLBF_DEFAULTS, false, ms, argv + 3,
-                            argc - 3, false);
+    if (!replaying(ctx)) {
+        long long now = server_ms();
+        if (!addat_not_too_late(ctx, ms, now) ||
+            !addat_not_expired(ctx, argv[1], ms, now))
+            return REDISMODULE_OK;
+    }
+    return tlbf_add_command(ctx, "addat", argv[1], &TLBF_DEFAULTS, false, ms,
+                            argv + 3, argc - 3, false);
 }
 
 /* TLBF.INSERT key [NOCREATE] [SPAN ms] [ERROR fp] [RATE r] [MAXMEMORY b]
@@ -352,7 +514,8 @@ static int tlbf_insert(RedisModuleCtx *ctx, RedisModuleString **argv,
     if (!ebb_redis_parse_options(ctx, argv, argc, &i, "TLBF.INSERT",
                                  tlbf_parse_option, &options, &nocreate))
         return REDISMODULE_OK;
-    return tlbf_add_command(ctx, argv[1], &options, nocreate, server_ms(),
+    return tlbf_add_command(ctx, "insert", argv[1], &options, nocreate,
+                            server_ms(),
                             argv + i + 1, argc - i - 1, false);
 }
 
@@ -467,17 +630,30 @@ static int tlbf_info(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
 /* Registration                                                             */
 /* ------------------------------------------------------------------------ */
 
+/* name, handler, flags, arity, key spec, summary (glue.h). */
 static const ebb_redis_command TLBF_COMMANDS[] = {
-    {"TLBF.RESERVE", tlbf_reserve_command, "write deny-oom"},
-    {"TLBF.ADD", tlbf_add, "write deny-oom fast"},
-    {"TLBF.MADD", tlbf_madd, "write deny-oom"},
-    {"TLBF.ADDAT", tlbf_addat, "write deny-oom"},
-    {"TLBF.INSERT", tlbf_insert, "write deny-oom"},
-    {"TLBF.EXISTS", tlbf_exists, "readonly fast"},
-    {"TLBF.MEXISTS", tlbf_mexists, "readonly fast"},
-    {"TLBF.INFO", tlbf_info, "readonly fast"},
-    {"TLBF.SCANDUMP", tlbf_scandump, "readonly deny-oom"},
-    {"TLBF.LOADCHUNK", tlbf_loadchunk, "write deny-oom"},
+    {"TLBF.RESERVE", tlbf_reserve_command, "write deny-oom", -3,
+     EBB_REDIS_KEY_CREATES, "Creates an empty filter over a span of time"},
+    {"TLBF.ADD", tlbf_add, "write deny-oom fast", -3,
+     EBB_REDIS_KEY_ADDS, "Adds an item now; answers whether it was new"},
+    {"TLBF.MADD", tlbf_madd, "write deny-oom", -3,
+     EBB_REDIS_KEY_ADDS, "Adds items now; answers for each whether it was new"},
+    {"TLBF.ADDAT", tlbf_addat, "write deny-oom", -4,
+     EBB_REDIS_KEY_ADDS, "Adds items at a given time in milliseconds"},
+    {"TLBF.INSERT", tlbf_insert, "write deny-oom", -4,
+     EBB_REDIS_KEY_ADDS,
+     "Adds items, creating the filter with the given parameters"},
+    {"TLBF.EXISTS", tlbf_exists, "readonly fast", 3,
+     EBB_REDIS_KEY_READS, "Answers whether an item was added within the span"},
+    {"TLBF.MEXISTS", tlbf_mexists, "readonly fast", -3,
+     EBB_REDIS_KEY_READS,
+     "Answers for each item whether it was added within the span"},
+    {"TLBF.INFO", tlbf_info, "readonly fast", 2,
+     EBB_REDIS_KEY_READS, "Returns the filter's parameters and counters"},
+    {"TLBF.SCANDUMP", tlbf_scandump, "readonly deny-oom", 3,
+     EBB_REDIS_KEY_READS, "Returns the filter's snapshot chunk by chunk"},
+    {"TLBF.LOADCHUNK", tlbf_loadchunk, "write deny-oom", 4,
+     EBB_REDIS_KEY_RESTORES, "Restores a filter from SCANDUMP's chunks"},
 };
 
 int ebb_redis_tlbf_register(RedisModuleCtx *ctx)

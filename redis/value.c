@@ -6,7 +6,10 @@
 #include "glue.h"
 
 #include <limits.h>
+#include <stddef.h>
 #include <string.h>
+
+#include "room.h"
 
 /* ------------------------------------------------------------------------ */
 /* Values                                                                   */
@@ -32,6 +35,17 @@ bool ebb_redis_store_new(RedisModuleKey *key, const ebb_redis_family *family,
     }
     RedisModule_ModuleTypeSetValue(key, *family->type, value);
     return true;
+}
+
+void ebb_redis_value_measured(ebb_redis_value *value,
+                              const ebb_redis_family *family,
+                              int64_t meter_before)
+{
+    int64_t heap = ebb_redis_heap_meter() - meter_before;
+    if (value == NULL || value->filter == NULL || heap <= 0)
+        return;
+    value->filter_heap = (size_t)heap;
+    value->filter_memory = family->memory(value->filter);
 }
 
 void ebb_redis_value_touch(ebb_redis_value *value)
@@ -94,26 +108,72 @@ bool ebb_redis_open_filter(RedisModuleCtx *ctx, RedisModuleString *keyname,
 /* Creation                                                                 */
 /* ------------------------------------------------------------------------ */
 
-/* A new filter for options stored under the open, empty key; on failure
- * the key stays empty and the status says why. */
-static ebb_status create_in_key(RedisModuleKey *key,
-                                const RedisModuleString *keyname,
-                                const ebb_redis_creator *creator,
-                                const void *options)
+static int reply_refused(RedisModuleCtx *ctx, const ebb_redis_creator *creator,
+                         ebb_status status, const void *options);
+
+/* The family's options struct, resolved, on the stack. */
+typedef union resolved_options {
+    max_align_t align;
+    unsigned char bytes[EBB_REDIS_OPTIONS_MAX];
+} resolved_options;
+
+/* A new filter for options stored under the open, empty key, its options
+ * resolved into *resolved (what replicate_reserve sends). On a client call
+ * the filter's bytes are checked against every memory limit first
+ * (room.h), before anything is allocated. False after replying an error;
+ * the key stays empty. */
+static bool create_in_key(RedisModuleCtx *ctx, RedisModuleKey *key,
+                          const RedisModuleString *keyname,
+                          const ebb_redis_creator *creator,
+                          const void *options, resolved_options *resolved)
 {
+    size_t bytes = 0;
+    memcpy(resolved->bytes, options, creator->options_size);
+    if (!creator->resolve(ctx, resolved->bytes, &bytes) ||
+        !ebb_redis_room_check(ctx, creator->family->name, bytes))
+        return false;
     void *filter;
-    ebb_status status =
-        creator->create(options, ebb_redis_key_seed(keyname), &filter);
+    int64_t meter = ebb_redis_heap_meter();
+    ebb_status status = creator->create(resolved->bytes,
+                                        ebb_redis_key_seed(keyname), &filter);
     if (status == EBB_OK && !ebb_redis_store_new(key, creator->family, filter))
         status = EBB_ENOMEM;
-    return status;
+    if (status != EBB_OK) {
+        reply_refused(ctx, creator, status, resolved->bytes);
+        return false;
+    }
+    ebb_redis_value_measured(RedisModule_ModuleTypeGetValue(key),
+                             creator->family, meter);
+    return true;
+}
+
+/* A write from the primary or the AOF found no key: the primary always
+ * sends a resolved RESERVE before the first write, so the RESERVE did not
+ * apply here (refused, or lost). Creating the key with this server's
+ * defaults would diverge silently; this is loud instead. */
+static void refuse_replicated_create(RedisModuleCtx *ctx,
+                                     RedisModuleString *keyname,
+                                     const ebb_redis_family *family)
+{
+    size_t len;
+    const char *name = RedisModule_StringPtrLen(keyname, &len);
+    RedisModule_Log(ctx, "warning",
+                    "ebb: %s: the primary's RESERVE of %.*s did not apply "
+                    "here (or the AOF lacks it): a write to the missing key "
+                    "is refused rather than creating it with this server's "
+                    "defaults",
+                    family->name, len > 200 ? 200 : (int)len, name);
+    ebb_redis_reply_errorf(ctx,
+                           "ERR %s: no such key (a replicated write never "
+                           "creates a key)",
+                           family->name);
 }
 
 static int reply_refused(RedisModuleCtx *ctx, const ebb_redis_creator *creator,
-                         ebb_status status)
+                         ebb_status status, const void *options)
 {
     if (creator->reply_refused != NULL)
-        return creator->reply_refused(ctx, status);
+        return creator->reply_refused(ctx, status, options);
     return ebb_redis_reply_status(ctx, creator->family->name, status);
 }
 
@@ -129,11 +189,15 @@ int ebb_redis_reserve(RedisModuleCtx *ctx, RedisModuleString *keyname,
         RedisModule_CloseKey(key);
         return RedisModule_ReplyWithError(ctx, "ERR key already exists");
     }
-    ebb_status status = create_in_key(key, keyname, creator, options);
+    resolved_options resolved;
+    bool created =
+        create_in_key(ctx, key, keyname, creator, options, &resolved);
     RedisModule_CloseKey(key);
-    if (status != EBB_OK)
-        return reply_refused(ctx, creator, status);
-    RedisModule_ReplicateVerbatim(ctx);
+    if (!created)
+        return REDISMODULE_OK;
+    /* What was decided, not what was typed (docs/redis.md, Replication). */
+    creator->replicate_reserve(ctx, keyname, resolved.bytes);
+    ebb_redis_notify(ctx, creator->family, "reserve", keyname);
     return RedisModule_ReplyWithSimpleString(ctx, "OK");
 }
 
@@ -147,18 +211,23 @@ bool ebb_redis_open_for_add(RedisModuleCtx *ctx, RedisModuleString *keyname,
         return false;
     if (*value != NULL)
         return true;
+    if (RedisModule_GetContextFlags(ctx) &
+        (REDISMODULE_CTX_FLAGS_REPLICATED | REDISMODULE_CTX_FLAGS_LOADING)) {
+        RedisModule_CloseKey(*key);
+        refuse_replicated_create(ctx, keyname, creator->family);
+        return false;
+    }
     if (nocreate) {
         RedisModule_CloseKey(*key);
         RedisModule_ReplyWithError(ctx, "ERR no such key");
         return false;
     }
-    ebb_status status = create_in_key(*key, keyname, creator, options);
-    if (status != EBB_OK) {
+    resolved_options resolved;
+    if (!create_in_key(ctx, *key, keyname, creator, options, &resolved)) {
         RedisModule_CloseKey(*key);
-        reply_refused(ctx, creator, status);
         return false;
     }
     *value = RedisModule_ModuleTypeGetValue(*key);
-    creator->replicate_reserve(ctx, keyname, options);
+    creator->replicate_reserve(ctx, keyname, resolved.bytes);
     return true;
 }

@@ -17,6 +17,9 @@
 #   4. An RDB file whose filter was altered (saved with rdbchecksum no):
 #      the server refuses to start, with the module's reason in its log,
 #      rather than crash or load a wrong filter.
+#   5. An RDB file of encoding version 1 (fixtures/v1.rdb, written by the
+#      module before issue 19: fixtures/make-v1-fixture.sh) loads with the
+#      same answers, snapshots and restore in progress.
 #
 #   bash persistence.sh <ebb.so> <work directory>
 
@@ -187,12 +190,22 @@ flip "$WORK/flipped.dump" $((size / 2))
 { head -c $((size / 2)) "$WORK/plain.dump"; tail -c 10 "$WORK/plain.dump"; } \
     >"$WORK/short-read.dump"
 # Byte 9 is the low byte of the module type id, whose low bits are the
-# encoding version (1): make it 2.
+# encoding version (2): make it 3.
 r APBF.RESERVE tiny 10 >/dev/null
 dump_to aof tiny "$WORK/tiny.dump"
-expect "encoding version byte" 1 "$(od -An -tu1 -j 9 -N 1 "$WORK/tiny.dump" | tr -d ' ')"
+expect "encoding version byte" 2 "$(od -An -tu1 -j 9 -N 1 "$WORK/tiny.dump" | tr -d ' ')"
 cp "$WORK/tiny.dump" "$WORK/encver.dump"
-printf '\x02' | dd of="$WORK/encver.dump" bs=1 seek=9 conv=notrunc 2>/dev/null
+printf '\x03' | dd of="$WORK/encver.dump" bs=1 seek=9 conv=notrunc 2>/dev/null
+# Encoding version 2 after the module id: 02 00 (kind 0, a filter), then
+# 02 40 a0 (the snapshot's total, 160, in the RDB's 14-bit length form),
+# then the pieces. A total 8 bytes longer than the snapshot announces, and
+# one 8 bytes shorter than its first piece, must each be refused.
+expect "tiny value's kind and total" "2 0 2 64 160" \
+    "$(od -An -tu1 -j 10 -N 5 "$WORK/tiny.dump" | tr -s ' ' | sed 's/^ //')"
+cp "$WORK/tiny.dump" "$WORK/total-long.dump"
+printf '\xa8' | dd of="$WORK/total-long.dump" bs=1 seek=14 conv=notrunc 2>/dev/null
+cp "$WORK/tiny.dump" "$WORK/total-short.dump"
+printf '\x98' | dd of="$WORK/total-short.dump" bs=1 seek=14 conv=notrunc 2>/dev/null
 
 crc_refusal='^ERR DUMP payload version or checksum are wrong'
 expect_match "RESTORE truncated payload refused" "$crc_refusal" \
@@ -212,13 +225,22 @@ check "the log names the snapshot checksum" \
 expect_match "module refuses an unknown encoding version" "$bad_format" \
     "$(restore bad4 "$WORK/encver.dump")"
 check "the log names the encoding version" \
-    grep -q 'ebb: APBF value of encoding version 2' "$log"
+    grep -q 'ebb: APBF value of encoding version 3' "$log"
 expect_match "module refuses a short payload" "$bad_format" \
     "$(restore bad5 "$WORK/short-read.dump")"
+expect_match "module refuses a total the snapshot does not announce" \
+    "$bad_format" "$(restore bad7 "$WORK/total-long.dump")"
+check "the log says the header does not announce the total" \
+    grep -q 'ebb: APBF: the snapshot.s header does not announce the 168 bytes' "$log"
+expect_match "module refuses a piece longer than the total" \
+    "$bad_format" "$(restore bad8 "$WORK/total-short.dump")"
+check "the log names the piece and what remains" \
+    grep -q 'ebb: APBF: a snapshot piece of 160 bytes where 152 remain' "$log"
 expect_match "truncated without footer refused" '^ERR' \
     "$(restore bad6 "$WORK/truncated.dump")"
 expect "the unaltered payload still restores" OK "$(restore good "$WORK/plain.dump")"
-expect "no refused key exists" 0 "$(r EXISTS bad1 bad2 bad3 bad4 bad5 bad6)"
+expect "no refused key exists" 0 \
+    "$(r EXISTS bad1 bad2 bad3 bad4 bad5 bad6 bad7 bad8)"
 expect "server up after module refusals" PONG "$(r PING)"
 expect "checksum validation back on" OK "$(r DEBUG SET-SKIP-CHECKSUM-VALIDATION 0)"
 
@@ -248,17 +270,76 @@ flip "$rdb" $((rdb_size / 2))
 : >"$WORK/corrupt/redis.log"
 timeout 20 redis-server --port "${SERVER_PORT[corrupt]}" --bind 127.0.0.1 \
     --dir "$WORK/corrupt" --logfile "$WORK/corrupt/redis.log" --save '' \
-    --loadmodule "$MODULE" >/dev/null 2>&1
+    --loadmodule "$MODULE" >"$WORK/corrupt/stdout" 2>&1
 status=$?
-# Redis stops loading at the first value a module cannot load (its exit
-# status comes from its own RDB check, which cannot read module data); what
-# matters is that it stops by itself, not killed by a signal or timeout.
+# Redis stops loading at the first value a module cannot load, by itself,
+# not killed by a signal or timeout. Redis 7.0 then runs its own RDB check,
+# which cannot read module data, prints "RDB looks OK" and exits 0: the
+# quirk docs/redis.md "Persistence" tells operators about.
 check "a damaged RDB stops the server, no crash (status $status)" \
     [ "$status" -lt 124 ]
+check "Redis 7.0 exits 0 after refusing a module value (status $status)" \
+    [ "$status" -eq 0 ]
+check "Redis 7.0's RDB check says the file looks OK" \
+    grep -q 'RDB looks OK' "$WORK/corrupt/stdout"
 check "the log names the module's reason" \
     grep -q 'ebb: APBF snapshot rejected.*checksum' "$WORK/corrupt/redis.log"
 check "Redis reports the value the module refused" \
     grep -q 'module data for the module type .ebb.* not able to load' \
     "$WORK/corrupt/redis.log"
+
+# ------------------------------------------------------------------------
+# 5. Encoding version 1
+# ------------------------------------------------------------------------
+
+fixtures="$(dirname "$0")/fixtures"
+mkdir -p "$WORK/v1"
+cp "$fixtures/v1.rdb" "$WORK/v1/dump.rdb"
+start_server v1 || exit 1
+expect "v1 RDB: every key loads" 4 "$(rcli v1 DBSIZE)"
+mapfile -t want <"$fixtures/v1.expected"
+got=()
+for key in apbf blocked; do
+    got+=("$({ answers v1 APBF.MEXISTS "$key" item: 0 200
+               answers v1 APBF.MEXISTS "$key" absent: 0 200; } | tr '\n' ' ')")
+done
+got+=("$({ answers v1 TLBF.MEXISTS tlbf item: 0 200
+           answers v1 TLBF.MEXISTS tlbf absent: 0 200; } | tr '\n' ' ')")
+for key in apbf blocked tlbf; do
+    case $key in tlbf) family=TLBF ;; *) family=APBF ;; esac
+    scandump v1 "$family.SCANDUMP" "$key" "$WORK/v1-$key" >/dev/null
+    got+=("$(cat "$WORK/v1-$key"/*.data | md5sum | cut -d ' ' -f 1)")
+done
+names=("apbf answers" "blocked answers" "tlbf answers" "apbf snapshot"
+       "blocked snapshot" "tlbf snapshot")
+for i in 0 1 2 3 4 5; do
+    expect "v1 RDB: ${names[$i]} as before" "${want[$i]}" "${got[$i]}"
+done
+expect_match "v1 RDB: the restore in progress is back" \
+    '1000 of 2912 bytes' "$(rcli v1 APBF.EXISTS partial x)"
+# Saved again (version 2) and reloaded: still the same, DEBUG DIGEST-VALUE
+# included, which follows the filter's contents.
+digests() { rcli v1 DEBUG DIGEST-VALUE apbf blocked tlbf partial | tr '\n' ' '; }
+digest_before=$(digests)
+expect_match "DEBUG DIGEST-VALUE digests filters" \
+    '^([0-9a-f]{40} ){4}$' "$digest_before"
+check "four different digests" \
+    [ "$(echo "$digest_before" | tr ' ' '\n' | sort -u | grep -c .)" = 4 ]
+expect "v1 RDB: DEBUG RELOAD" OK "$(rcli v1 DEBUG RELOAD)"
+expect "DEBUG DIGEST-VALUE unchanged by a reload" "$digest_before" "$(digests)"
+expect "v1 RDB: every key after a version-2 reload" 4 "$(rcli v1 DBSIZE)"
+scandump v1 APBF.SCANDUMP apbf "$WORK/v1-apbf" >/dev/null
+expect "v1 RDB: apbf snapshot after a version-2 reload" "${want[3]}" \
+    "$(cat "$WORK/v1-apbf"/*.data | md5sum | cut -d ' ' -f 1)"
+expect_match "v1 RDB: the restore in progress after a version-2 reload" \
+    '1000 of 2912 bytes' "$(rcli v1 APBF.EXISTS partial x)"
+for key in apbf blocked tlbf; do
+    case $key in tlbf) family=TLBF ;; *) family=APBF ;; esac
+    before=$(rcli v1 DEBUG DIGEST-VALUE "$key")
+    rcli v1 "$family.ADD" "$key" digest-probe >/dev/null
+    check "DEBUG DIGEST-VALUE of $key changes with an add" \
+        [ "$before" != "$(rcli v1 DEBUG DIGEST-VALUE "$key")" ]
+done
+stop_server v1
 
 finish

@@ -82,7 +82,9 @@ p APBF.ADD apbf-created one >/dev/null
 p APBF.INSERT apbf-inserted WINDOW 5000 ERROR 0.001 ITEMS a b c >/dev/null
 p TLBF.ADD tlbf one >/dev/null
 p TLBF.INSERT tlbf-inserted SPAN 300000 RATE 50 POLICY evict ITEMS a b >/dev/null
-p TLBF.ADDAT tlbf-at 1700000000000 a b >/dev/null
+# A second ago: ADDAT refuses a client's time older than the span
+# (tests/redis/time.sh).
+p TLBF.ADDAT tlbf-at "$(($(date +%s%3N) - 1000))" a b >/dev/null
 # Refusals change the filter's counters: the replica must count them too.
 p TLBF.RESERVE small 60000 RATE 1 MAXMEMORY 40000 >/dev/null
 p TLBF.MADD small $(seq -f 's%g' 1 20000) >/dev/null
