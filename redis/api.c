@@ -50,6 +50,7 @@ int (*RedisModule_Replicate)(RedisModuleCtx *, const char *, const char *,
                              ...);
 int (*RedisModule_ReplicateVerbatim)(RedisModuleCtx *);
 int (*RedisModule_GetContextFlags)(RedisModuleCtx *);
+RedisModuleCtx *(*RedisModule_GetContextFromIO)(RedisModuleIO *);
 long long (*RedisModule_Milliseconds)(void);
 int (*RedisModule_NotifyKeyspaceEvent)(RedisModuleCtx *, int, const char *,
                                        RedisModuleString *);
@@ -135,6 +136,7 @@ static const api_entry REQUIRED[] = {
     API_ENTRY(Replicate),
     API_ENTRY(ReplicateVerbatim),
     API_ENTRY(GetContextFlags),
+    API_ENTRY(GetContextFromIO),
     API_ENTRY(Milliseconds),
     API_ENTRY(NotifyKeyspaceEvent),
     API_ENTRY(SaveUnsigned),

@@ -55,6 +55,8 @@ typedef struct RedisModuleCommand RedisModuleCommand;
 /* RedisModule_GetContextFlags: the command came from the primary over the
  * replication link; the server is loading (an AOF replay). */
 #define REDISMODULE_CTX_FLAGS_REPLICATED (1 << 12)
+/* The server is a replica (its writes come from its primary). */
+#define REDISMODULE_CTX_FLAGS_SLAVE (1 << 3)
 #define REDISMODULE_CTX_FLAGS_LOADING (1 << 13)
 
 /* RedisModule_NotifyKeyspaceEvent: the class of events about module keys
@@ -311,6 +313,9 @@ extern int (*RedisModule_ReplicateVerbatim)(RedisModuleCtx *ctx);
 
 /* REDISMODULE_CTX_FLAGS_* of the calling context. */
 extern int (*RedisModule_GetContextFlags)(RedisModuleCtx *ctx);
+/* A context for the server calls of a data-type callback that has only
+ * its IO (rdb_load of RESTORE); owned by the IO. */
+extern RedisModuleCtx *(*RedisModule_GetContextFromIO)(RedisModuleIO *io);
 
 /* The server's clock: Unix time in milliseconds. */
 extern long long (*RedisModule_Milliseconds)(void);

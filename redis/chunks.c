@@ -104,20 +104,38 @@ ebb_status ebb_redis_restore_finish(const ebb_redis_family *family,
 /* SCANDUMP                                                                 */
 /* ------------------------------------------------------------------------ */
 
-/* The number of a new snapshot, in 1 .. SCAN_NUMBER_MAX, never `previous`
- * (the key's last one): one module-wide sequence, started from the clock,
- * so numbers differ across keys and across restarts until 2^19 - 1
- * snapshots have been taken. */
-static uint32_t new_scan_number(uint32_t previous)
+/* The number of a new scan, in 1 .. SCAN_NUMBER_MAX: one module-wide
+ * sequence, started from the clock, so numbers differ across keys and
+ * across restarts until 2^19 - 1 scans have started. */
+static uint32_t new_scan_number(void)
 {
     static uint32_t last;
     if (last == 0)
         last = (uint32_t)((unsigned long long)RedisModule_Milliseconds() %
                           SCAN_NUMBER_MAX);
-    do
-        last = last % SCAN_NUMBER_MAX + 1;
-    while (last == previous);
+    last = last % SCAN_NUMBER_MAX + 1;
     return last;
+}
+
+/* Where scan is among the key's running scans, or -1. */
+static int scan_slot(const ebb_redis_value *value, uint64_t scan)
+{
+    for (uint32_t i = 0; i < value->dump_scan_count; i++)
+        if (value->dump_scans[i] == scan)
+            return (int)i;
+    return -1;
+}
+
+/* Adds a running scan; when EBB_REDIS_SCANS_MAX run already, the oldest is
+ * superseded (its next iterator is refused as stale). */
+static void scan_add(ebb_redis_value *value, uint32_t scan)
+{
+    if (value->dump_scan_count == EBB_REDIS_SCANS_MAX) {
+        memmove(value->dump_scans, value->dump_scans + 1,
+                (EBB_REDIS_SCANS_MAX - 1) * sizeof value->dump_scans[0]);
+        value->dump_scan_count--;
+    }
+    value->dump_scans[value->dump_scan_count++] = scan;
 }
 
 static long long scan_iterator(uint32_t scan, size_t end)
@@ -126,58 +144,64 @@ static long long scan_iterator(uint32_t scan, size_t end)
 }
 
 /* Replies [iterator, chunk] for the chunk of the kept snapshot starting at
- * offset; the iterator carries the scan number and where the chunk ends. */
+ * offset; the iterator carries the scan's number and where the chunk ends. */
 static int scandump_reply_chunk(RedisModuleCtx *ctx,
-                                const ebb_redis_value *value, size_t offset)
+                                const ebb_redis_value *value, uint32_t scan,
+                                size_t offset)
 {
     const ebb_redis_buffer *dump = &value->dump;
     size_t n = dump->length - offset < EBB_REDIS_CHUNK_BYTES
                    ? dump->length - offset
                    : EBB_REDIS_CHUNK_BYTES;
     RedisModule_ReplyWithArray(ctx, 2);
-    RedisModule_ReplyWithLongLong(ctx,
-                                  scan_iterator(value->dump_scan, offset + n));
+    RedisModule_ReplyWithLongLong(ctx, scan_iterator(scan, offset + n));
     return RedisModule_ReplyWithStringBuffer(
         ctx, (const char *)dump->bytes + offset, n);
 }
 
-/* Iterator 0: joins the kept snapshot of the current state, or takes one.
- * Replies and returns false when refused. */
+/* Iterator 0: a new scan, served from the kept snapshot of the current
+ * state or from one taken now. Its number in *scan; replies and returns
+ * false when refused. */
 static bool scandump_start(const ebb_redis_family *family,
-                           RedisModuleCtx *ctx, ebb_redis_value *value)
+                           RedisModuleCtx *ctx, ebb_redis_value *value,
+                           uint32_t *scan)
 {
-    if (value->dump.bytes != NULL) {
-        if (value->dump_scans < UINT32_MAX)
-            value->dump_scans++;
-        return true;
+    if (value->dump.bytes == NULL) {
+        size_t size = family->snapshot_size(value->filter);
+        if ((uint64_t)size > CHUNKED_SNAPSHOT_MAX) {
+            ebb_redis_reply_errorf(ctx,
+                                   "ERR %s: the snapshot (%zu bytes) is too "
+                                   "large for SCANDUMP (at most 2^44 - 1 "
+                                   "bytes)",
+                                   family->name, size);
+            return false;
+        }
+        /* The kept snapshot is a copy of the filter: it must fit the
+         * limits like any new filter (room.h). */
+        if (!ebb_redis_room_check(ctx, family->name, size))
+            return false;
+        if (!ebb_redis_snapshot_take(family, value->filter, true,
+                                     &value->dump)) {
+            ebb_redis_reply_status(ctx, family->name, EBB_ENOMEM);
+            return false;
+        }
+        value->dump_scan_count = 0;
     }
-    size_t size = family->snapshot_size(value->filter);
-    if ((uint64_t)size > CHUNKED_SNAPSHOT_MAX) {
-        ebb_redis_reply_errorf(ctx,
-                               "ERR %s: the snapshot (%zu bytes) is too "
-                               "large for SCANDUMP (at most 2^44 - 1 bytes)",
-                               family->name, size);
-        return false;
-    }
-    /* The kept snapshot is a copy of the filter: it must fit the limits
-     * like any new filter (room.h). */
-    if (!ebb_redis_room_check(ctx, family->name, size))
-        return false;
-    if (!ebb_redis_snapshot_take(family, value->filter, true, &value->dump)) {
-        ebb_redis_reply_status(ctx, family->name, EBB_ENOMEM);
-        return false;
-    }
-    value->dump_scan = new_scan_number(value->dump_scan);
-    value->dump_scans = 1;
+    *scan = new_scan_number();
+    scan_add(value, *scan);
     return true;
 }
 
-/* One scan reached its end; the last one releases the snapshot. */
-static void scandump_end(ebb_redis_value *value)
+/* The scan in `slot` reached its end: only its own number goes (a retried
+ * last call then finds it gone), and the last running scan's end releases
+ * the snapshot. */
+static void scandump_end(ebb_redis_value *value, int slot)
 {
-    if (value->dump_scans > 0)
-        value->dump_scans--;
-    if (value->dump_scans == 0)
+    memmove(value->dump_scans + slot, value->dump_scans + slot + 1,
+            (value->dump_scan_count - (uint32_t)slot - 1) *
+                sizeof value->dump_scans[0]);
+    value->dump_scan_count--;
+    if (value->dump_scan_count == 0)
         ebb_redis_buffer_release(&value->dump);
 }
 
@@ -187,11 +211,13 @@ static int scandump_next(RedisModuleCtx *ctx, ebb_redis_value *value,
 {
     uint64_t scan = iterator >> ITERATOR_OFFSET_BITS;
     uint64_t offset = iterator & ITERATOR_OFFSET_MASK;
-    if (value->dump.bytes == NULL || scan != value->dump_scan)
+    int slot = value->dump.bytes == NULL ? -1 : scan_slot(value, scan);
+    if (slot < 0)
         return RedisModule_ReplyWithError(
-            ctx, "ERR SCANDUMP iterator is stale: the filter was written, or "
-                 "its scan ended, since its iterator 0 (or it is not from "
-                 "SCANDUMP); start again from 0");
+            ctx, "ERR SCANDUMP iterator is stale: the filter was written, "
+                 "its scan ended or was superseded by newer scans, since its "
+                 "iterator 0 (or it is not from SCANDUMP); start again "
+                 "from 0");
     if (offset == 0 || offset > value->dump.length ||
         (offset % EBB_REDIS_CHUNK_BYTES != 0 &&
          offset != value->dump.length))
@@ -199,12 +225,12 @@ static int scandump_next(RedisModuleCtx *ctx, ebb_redis_value *value,
             ctx, "ERR invalid SCANDUMP iterator: send the iterator the "
                  "previous SCANDUMP of this scan returned");
     if (offset == value->dump.length) {
-        scandump_end(value);
+        scandump_end(value, slot);
         RedisModule_ReplyWithArray(ctx, 2);
         RedisModule_ReplyWithLongLong(ctx, 0);
         return RedisModule_ReplyWithStringBuffer(ctx, "", 0);
     }
-    return scandump_reply_chunk(ctx, value, (size_t)offset);
+    return scandump_reply_chunk(ctx, value, (uint32_t)scan, (size_t)offset);
 }
 
 int ebb_redis_scandump(const ebb_redis_family *family, RedisModuleCtx *ctx,
@@ -226,8 +252,9 @@ int ebb_redis_scandump(const ebb_redis_family *family, RedisModuleCtx *ctx,
         return RedisModule_ReplyWithError(ctx, "ERR no such key");
     }
     if (iterator == 0) {
-        if (scandump_start(family, ctx, value))
-            scandump_reply_chunk(ctx, value, 0);
+        uint32_t scan;
+        if (scandump_start(family, ctx, value, &scan))
+            scandump_reply_chunk(ctx, value, scan, 0);
     } else {
         scandump_next(ctx, value, (uint64_t)iterator);
     }
@@ -246,6 +273,21 @@ static size_t expected_chunk(uint64_t total, size_t offset)
     uint64_t left = total - offset;
     return left < EBB_REDIS_CHUNK_BYTES ? (size_t)left
                                         : EBB_REDIS_CHUNK_BYTES;
+}
+
+/* Whether a chunk of len bytes at offset fits a snapshot of total bytes.
+ * A client's chunks are cut as SCANDUMP cuts them (expected_chunk), so a
+ * header that announces more than the chunks hold fails at once. From the
+ * primary or the AOF any length that stays within the total is applied:
+ * the primary accepted it, and a restore in progress that an older module
+ * received in other lengths is rewritten into the AOF as it was cut. */
+static bool chunk_length_ok(RedisModuleCtx *ctx, uint64_t total,
+                            size_t offset, size_t len)
+{
+    if (RedisModule_GetContextFlags(ctx) &
+        (REDISMODULE_CTX_FLAGS_REPLICATED | REDISMODULE_CTX_FLAGS_LOADING))
+        return len > 0 && len <= total - offset;
+    return len == expected_chunk(total, offset);
 }
 
 static int reply_bad_chunk(RedisModuleCtx *ctx,
@@ -294,7 +336,7 @@ static bool loadchunk_check_first(const ebb_redis_family *family,
                                family->name, (unsigned long long)*total);
         return false;
     }
-    if (len != expected_chunk(*total, 0)) {
+    if (!chunk_length_ok(ctx, *total, 0, len)) {
         reply_bad_chunk(ctx, family, len, 0, *total, "");
         return false;
     }
@@ -384,7 +426,7 @@ static int loadchunk_continue(const ebb_redis_family *family,
                                       "starting with its first",
                                       family->name);
     }
-    if (len != expected_chunk(value->restore_total, offset)) {
+    if (!chunk_length_ok(ctx, value->restore_total, offset, len)) {
         /* In place but of the wrong length: these are not a snapshot's
          * chunks (or the header lied), and no later chunk can complete
          * the restore. */

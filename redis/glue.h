@@ -38,6 +38,10 @@
  * as in version 1. Both versions load. */
 #define EBB_REDIS_ENCODING_VERSION 2
 
+/* Scans of one key served at once from its kept snapshot; a newer one
+ * supersedes the oldest (whose next iterator is refused at once). */
+#define EBB_REDIS_SCANS_MAX 8u
+
 /* Bytes per SCANDUMP reply and per LOADCHUNK command of an AOF rewrite. */
 #define EBB_REDIS_CHUNK_BYTES ((size_t)1 << 20)
 
@@ -74,13 +78,14 @@ typedef struct ebb_redis_value {
     uint64_t restore_total;
     /* SCANDUMP: the snapshot served chunk by chunk, taken at iterator 0 and
      * dropped by the next write, so every chunk of one scan comes from the
-     * same state. dump_scan numbers it: every iterator of a scan carries
-     * the number of the snapshot its iterator 0 took or joined, and a chunk
-     * is served only from that one (chunks.c). dump_scans counts the scans
-     * that joined it and have not reached their end. */
+     * same state. Every scan gets a number of its own at iterator 0, which
+     * all its iterators carry; dump_scans[0 .. dump_scan_count) are the
+     * numbers of the scans served from this snapshot that have not reached
+     * their end, oldest first (chunks.c). A scan's end removes only its
+     * own number, and the last one's end releases the snapshot. */
     ebb_redis_buffer dump;
-    uint32_t dump_scan;
-    uint32_t dump_scans;
+    uint32_t dump_scans[EBB_REDIS_SCANS_MAX];
+    uint32_t dump_scan_count;
     /* MEMORY USAGE: the heap the filter took when it was created or loaded
      * (usable sizes, as used_memory counts them), and the library's count
      * of its bytes then (family->memory); 0: not measured. */

@@ -29,6 +29,7 @@
  * Version 1 (before): kind 0 is the snapshot as one string; it still loads.
  */
 #include "glue.h"
+#include "room.h"
 
 #include <limits.h>
 #include <string.h>
@@ -143,6 +144,31 @@ static void *value_of_snapshot(const ebb_redis_family *family,
     return value;
 }
 
+/* RESTORE (and MIGRATE's) is a client's command that creates a filter of
+ * `bytes`: refused, logged, when it does not fit the memory limits, as
+ * RESERVE is (room.h). Loading (startup, a full resync, DEBUG RELOAD)
+ * and a replica (its RESTOREs come from its primary) are never refused.
+ * RESTORE then answers "Bad data format" and the log says why. */
+static bool restore_refused(const ebb_redis_family *family,
+                            RedisModuleIO *io, uint64_t bytes)
+{
+    RedisModuleCtx *ctx = RedisModule_GetContextFromIO(io);
+    if (ctx == NULL ||
+        (RedisModule_GetContextFlags(ctx) &
+         (REDISMODULE_CTX_FLAGS_LOADING | REDISMODULE_CTX_FLAGS_SLAVE |
+          REDISMODULE_CTX_FLAGS_REPLICATED)))
+        return false;
+    char message[256];
+    if (bytes > SIZE_MAX)
+        bytes = SIZE_MAX;
+    if (!ebb_redis_room_refused(ctx, family->name, (size_t)bytes, message,
+                                sizeof message))
+        return false;
+    RedisModule_LogIOError(io, "warning", "ebb: RESTORE refused: %s",
+                           message);
+    return true;
+}
+
 /* Version 1: the snapshot as one string. */
 static void *rdb_load_filter_v1(const ebb_redis_family *family,
                                 RedisModuleIO *io)
@@ -151,6 +177,10 @@ static void *rdb_load_filter_v1(const ebb_redis_family *family,
     char *bytes = load_string(io, &len);
     if (bytes == NULL)
         return NULL;
+    if (restore_refused(family, io, len)) {
+        RedisModule_Free(bytes);
+        return NULL;
+    }
     return value_of_snapshot(family, io, bytes, len);
 }
 
@@ -204,6 +234,11 @@ static void *rdb_load_filter_v2(const ebb_redis_family *family,
                                "ebb: %s: the snapshot's header does not "
                                "announce the %llu bytes of its value",
                                family->name, (unsigned long long)total);
+        RedisModule_Free(piece);
+        return NULL;
+    }
+    /* The snapshot's bytes and the filter loaded from them. */
+    if (restore_refused(family, io, 2 * total)) {
         RedisModule_Free(piece);
         return NULL;
     }

@@ -329,6 +329,14 @@ bool ebb_redis_mapping_probe(size_t bytes)
 {
     if (bytes == 0)
         return true;
+    /* jemalloc maps a large block's size class plus one page (its
+     * large_pad); other allocators need no more than that. */
+    bytes = ebb_redis_jemalloc_size(bytes);
+    long page = sysconf(_SC_PAGESIZE);
+    size_t pad = page > 0 ? (size_t)page : 4096u;
+    if (bytes > SIZE_MAX - pad)
+        return false;
+    bytes += pad;
     void *map = mmap(NULL, bytes, PROT_READ | PROT_WRITE,
                      MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     if (map == MAP_FAILED)
@@ -357,11 +365,14 @@ size_t ebb_redis_jemalloc_size(size_t bytes)
 
 /* maxmemory from the server's INFO memory into *out, when set (true);
  * *jemalloc: whether the allocator (mem_allocator) is jemalloc, whose size
- * classes a large block is rounded up to. */
+ * classes a large block is rounded up to; *untouched: the bytes allocated
+ * but not resident (used_memory above used_memory_rss), which the kernel's
+ * counts (cgroup usage, MemAvailable) do not see yet. */
 static bool server_memory(RedisModuleCtx *ctx, ebb_redis_limit *out,
-                          bool *jemalloc)
+                          bool *jemalloc, uint64_t *untouched)
 {
     *jemalloc = false;
+    *untouched = 0;
     if (RedisModule_GetServerInfo == NULL)
         return false;
     RedisModuleServerInfoData *info =
@@ -375,6 +386,11 @@ static bool server_memory(RedisModuleCtx *ctx, ebb_redis_limit *out,
         RedisModule_ServerInfoGetFieldUnsigned(info, "used_memory", &err_used);
     uint64_t excluded = RedisModule_ServerInfoGetFieldUnsigned(
         info, "mem_not_counted_for_evict", &err_excluded);
+    int err_rss = 0;
+    uint64_t rss = RedisModule_ServerInfoGetFieldUnsigned(
+        info, "used_memory_rss", &err_rss);
+    if (!err_used && !err_rss && used > rss)
+        *untouched = used - rss;
     const char *policy =
         RedisModule_ServerInfoGetFieldC(info, "maxmemory_policy");
     const char *allocator =
@@ -394,16 +410,29 @@ static bool server_memory(RedisModuleCtx *ctx, ebb_redis_limit *out,
     return true;
 }
 
+/* The kernel's view of a limit plus what the server allocated and has not
+ * touched yet: filters come zeroed from calloc and fill over time, so
+ * every one must be counted from its creation, or N of them would each
+ * pass a check against memory they will all take. */
+static void count_untouched(ebb_redis_limit *limit, uint64_t untouched)
+{
+    if (untouched > UINT64_MAX - limit->used)
+        limit->used = UINT64_MAX;
+    else
+        limit->used += untouched;
+}
+
 /* ebb_redis_current_limits, and whether the allocator is jemalloc. */
 static size_t collect_limits(RedisModuleCtx *ctx, ebb_redis_limit *limits,
                              bool *jemalloc)
 {
     size_t count = 0;
-    if (server_memory(ctx, &limits[count], jemalloc))
+    uint64_t untouched;
+    if (server_memory(ctx, &limits[count], jemalloc, &untouched))
         count++;
     if (ebb_redis_cgroup_limit("/proc/self/cgroup", "/sys/fs/cgroup",
                                &limits[count]))
-        count++;
+        count_untouched(&limits[count++], untouched);
     struct rlimit as;
     long page = sysconf(_SC_PAGESIZE);
     if (getrlimit(RLIMIT_AS, &as) == 0 && page > 0 &&
@@ -414,7 +443,7 @@ static size_t collect_limits(RedisModuleCtx *ctx, ebb_redis_limit *limits,
                                       (uint64_t)page, &limits[count]))
         count++;
     if (ebb_redis_host_memory_limit("/proc/meminfo", &limits[count]))
-        count++;
+        count_untouched(&limits[count++], untouched);
     return count;
 }
 
@@ -424,12 +453,9 @@ size_t ebb_redis_current_limits(RedisModuleCtx *ctx, ebb_redis_limit *limits)
     return collect_limits(ctx, limits, &jemalloc);
 }
 
-bool ebb_redis_room_check(RedisModuleCtx *ctx, const char *family,
-                          size_t bytes)
+bool ebb_redis_room_refused(RedisModuleCtx *ctx, const char *family,
+                            size_t bytes, char *message, size_t size)
 {
-    if (RedisModule_GetContextFlags(ctx) &
-        (REDISMODULE_CTX_FLAGS_REPLICATED | REDISMODULE_CTX_FLAGS_LOADING))
-        return true;
     ebb_redis_limit limits[4];
     bool jemalloc;
     size_t count = collect_limits(ctx, limits, &jemalloc);
@@ -443,24 +469,34 @@ bool ebb_redis_room_check(RedisModuleCtx *ctx, const char *family,
             (refusing == NULL || ebb_redis_limit_headroom(&limits[i]) <
                                      ebb_redis_limit_headroom(refusing)))
             refusing = &limits[i];
-    char message[256];
     if (refusing != NULL) {
-        memcpy(message, "ERR ", 4);
-        ebb_redis_format_refusal(message + 4, sizeof message - 4, family,
-                                 bytes, refusing);
-        RedisModule_ReplyWithError(ctx, message);
-        return false;
+        ebb_redis_format_refusal(message, size, family, bytes, refusing);
+        return true;
     }
     if (!ebb_redis_mapping_probe(bytes)) {
         char need[32];
         ebb_redis_format_bytes(need, sizeof need, bytes);
-        snprintf(message, sizeof message,
-                 "ERR %s: the filter needs %s but the kernel refuses a "
+        snprintf(message, size,
+                 "%s: the filter needs %s but the kernel refuses a "
                  "mapping of that size (vm.overcommit_memory, address "
                  "space)",
                  family, need);
-        RedisModule_ReplyWithError(ctx, message);
-        return false;
+        return true;
     }
-    return true;
+    return false;
+}
+
+bool ebb_redis_room_check(RedisModuleCtx *ctx, const char *family,
+                          size_t bytes)
+{
+    if (RedisModule_GetContextFlags(ctx) &
+        (REDISMODULE_CTX_FLAGS_REPLICATED | REDISMODULE_CTX_FLAGS_LOADING))
+        return true;
+    char message[256];
+    memcpy(message, "ERR ", 4);
+    if (!ebb_redis_room_refused(ctx, family, bytes, message + 4,
+                                sizeof message - 4))
+        return true;
+    RedisModule_ReplyWithError(ctx, message);
+    return false;
 }

@@ -125,9 +125,16 @@ size_t ebb_redis_current_limits(RedisModuleCtx *ctx, ebb_redis_limit *limits);
 bool ebb_redis_room_check(RedisModuleCtx *ctx, const char *family,
                           size_t bytes);
 
-/* True when the kernel grants a private anonymous mapping of `bytes` now
- * (mmap and munmap at once, touching no page): what calloc of that size
- * will ask for, under RLIMIT_AS and the overcommit policy. */
+/* The check of ebb_redis_room_check without its reply, whatever the
+ * command's origin: true when `bytes` do not fit, with the reason (no
+ * "ERR " prefix) in message. */
+bool ebb_redis_room_refused(RedisModuleCtx *ctx, const char *family,
+                            size_t bytes, char *message, size_t size);
+
+/* True when the kernel grants a private anonymous mapping the size of what
+ * calloc of `bytes` maps (jemalloc's size class plus one page) now (mmap
+ * and munmap at once, touching no page), under RLIMIT_AS and the
+ * overcommit policy. */
 bool ebb_redis_mapping_probe(size_t bytes);
 
 #endif /* EBB_REDIS_ROOM_H */

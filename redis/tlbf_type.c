@@ -358,10 +358,20 @@ static int tlbf_add_command(RedisModuleCtx *ctx, const char *command,
         long long added = tlbf_add_one(filter, items[i], now_ns, &statuses[i]);
         if (statuses[i] == EBB_OK)
             RedisModule_ReplyWithLongLong(ctx, added);
-        else if (replayed)
+        else if (replayed && statuses[i] != EBB_ENOMEM)
             RedisModule_ReplyWithLongLong(ctx, 0);
-        else
+        else {
+            /* Out of memory depends on this machine: from the primary it
+             * means this server now differs from it, so it is said, not
+             * hidden (Redis logs the error reply as critical too). */
+            if (replayed)
+                RedisModule_Log(ctx, "warning",
+                                "ebb: TLBF: out of memory applying the "
+                                "primary's add to %s: this server no "
+                                "longer matches its primary",
+                                RedisModule_StringPtrLen(keyname, NULL));
             ebb_redis_reply_status(ctx, TLBF.name, statuses[i]);
+        }
     }
     if (tlbf_replicate_addat(ctx, keyname, ms, items, count, statuses))
         ebb_redis_notify(ctx, &TLBF, command, keyname);

@@ -52,6 +52,7 @@ void ebb_redis_value_touch(ebb_redis_value *value)
 {
     if (value->dump.bytes != NULL)
         ebb_redis_buffer_release(&value->dump);
+    value->dump_scan_count = 0;
 }
 
 bool ebb_redis_open(RedisModuleCtx *ctx, RedisModuleString *keyname,

@@ -144,6 +144,37 @@ memory=$(info_field primary APBF.INFO big memory)
 check "the scans' snapshot is released when both end ($usage vs $memory)" \
     [ "$usage" -lt $((memory + CHUNK)) ]
 
+# A client that retries its last call (its scan already ended) is refused,
+# and another scan of the same snapshot goes on: each scan's end removes
+# only its own number.
+f=$(scan_step primary APBF.SCANDUMP big 0 "$WORK/F" 1)
+g=$(scan_step primary APBF.SCANDUMP big 0 "$WORK/G" 1)
+check "each scan has its own number" \
+    [ $((f >> OFFSET_BITS)) -ne $((g >> OFFSET_BITS)) ]
+nf=1
+while [ "$f" != 0 ]; do
+    last_f=$f
+    nf=$((nf + 1))
+    f=$(scan_step primary APBF.SCANDUMP big "$f" "$WORK/F" $nf)
+    [[ $f =~ ^[0-9]+$ ]] || break
+done
+expect "scan F ends" 0 "$f"
+expect_match "F's retried last call is refused as stale" \
+    '^ERR SCANDUMP iterator is stale' "$(p APBF.SCANDUMP big "$last_f")"
+ng=1
+while [ "$g" != 0 ]; do
+    ng=$((ng + 1))
+    g=$(scan_step primary APBF.SCANDUMP big "$g" "$WORK/G" $ng)
+    [[ $g =~ ^[0-9]+$ ]] || break
+done
+expect "scan G ends despite F's retry" 0 "$g"
+for i in $(seq 1 $((ng - 1))); do
+    send primary APBF.LOADCHUNK restoredG "$(cat "$WORK/G/$i.iter")" \
+        "$WORK/G/$i.data" >/dev/null
+done
+check "scan G restores the filter byte for byte" \
+    same_dump primary big primary restoredG
+
 # A write between two scans' iterator 0: the older scan is refused at its
 # next iterator, at once; the newer one is the state after the write.
 a=$(scan_step primary APBF.SCANDUMP big 0 "$WORK/C" 1)

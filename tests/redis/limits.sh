@@ -47,7 +47,41 @@ expect_match "TLBF MAXMEMORY above maxmemory is refused" \
     '^ERR TLBF: MAXMEMORY 209715200 \(200\.0 MB\) is more than maxmemory can hold \(maxmemory 100\.0 MB\)$' \
     "$(rcli small TLBF.RESERVE t 60000 MAXMEMORY 209715200)"
 expect "a filter that fits is created" OK "$(rcli small APBF.RESERVE fits 1000000)"
+
+# RESTORE is a client's creation too: the DUMP of a filter that does not fit
+# (taken where it does) is refused, logged, and the server lives on.
+start_server roomy || exit 1
+rcli roomy APBF.RESERVE big 100000000 >/dev/null
+dump_to roomy big "$WORK/big.dump"
+stop_server roomy
+reply=$(redis-cli -p "${SERVER_PORT[small]}" -x RESTORE big 0 \
+    <"$WORK/big.dump" 2>&1 | grep -v '^$' | tail -n 1)
+expect "maxmemory refuses a RESTORE that does not fit" \
+    "ERR Bad data format" "$reply"
+check "the log says why" grep -q \
+    'ebb: RESTORE refused: APBF: the filter needs .* but maxmemory leaves' \
+    "$WORK/small/redis.log"
+expect "the refused RESTORE created nothing" 0 "$(rcli small EXISTS big)"
+expect "the server lives on after it" PONG "$(rcli small PING)"
 stop_server small
+
+# ------------------------------------------------------------------------
+# Filters not yet touched count: two of 60% of the host's memory each
+# ------------------------------------------------------------------------
+
+# A filter comes from calloc and takes no page until it fills, so the
+# kernel's counts (MemAvailable, a cgroup's usage) do not see it: without
+# counting it, every RESERVE would be checked against an empty machine.
+start_server host || exit 1
+available_kb=$(awk '$1 == "MemAvailable:" { print $2 }' /proc/meminfo)
+slice_bits=$((available_kb * 1024 * 6 / 10))
+expect "a filter of 60% of the host's memory is created" OK \
+    "$(rcli host APBF.RESERVE first 4000 SHAPE 4 4 "$slice_bits")"
+expect_match "a second one is refused: the first counts, untouched" \
+    "^ERR APBF: the filter needs [0-9.]+ GB but the host's memory leaves [0-9.]+ [KMG]B " \
+    "$(rcli host APBF.RESERVE second 4000 SHAPE 4 4 "$slice_bits")"
+expect "the second was not created" 0 "$(rcli host EXISTS second)"
+stop_server host
 
 # ------------------------------------------------------------------------
 # A memory cgroup, or else an address-space limit

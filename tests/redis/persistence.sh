@@ -342,4 +342,29 @@ for key in apbf blocked tlbf; do
 done
 stop_server v1
 
+# An AOF rewrite (LOADCHUNK form) of the version-1 restore in progress,
+# whose 1000 bytes an older module took in a chunk SCANDUMP would not cut,
+# and a restart from that AOF: the restore is still there, as it was.
+rewritten() {
+    redis-cli -p "${SERVER_PORT[v1]}" INFO persistence | tr -d '\r' |
+        grep -q '^aof_rewrite_in_progress:0$' &&
+        redis-cli -p "${SERVER_PORT[v1]}" INFO persistence | tr -d '\r' |
+        grep -q '^aof_rewrite_scheduled:0$'
+}
+start_server v1 --aof-use-rdb-preamble no || exit 1
+digest_partial=$(rcli v1 DEBUG DIGEST-VALUE partial)
+rcli v1 CONFIG SET appendonly yes >/dev/null
+sleep 0.2
+check "the AOF is rewritten from the loaded keys" wait_until 30 rewritten
+stop_server v1
+rm -f "$WORK/v1/dump.rdb"
+start_server v1 --appendonly yes --aof-use-rdb-preamble no || exit 1
+expect_match "the restore in progress survives an AOF rewrite and replay" \
+    '1000 of 2912 bytes' "$(rcli v1 APBF.EXISTS partial x)"
+expect "with the same bytes" "$digest_partial" \
+    "$(rcli v1 DEBUG DIGEST-VALUE partial)"
+check "and no critical line in the log" \
+    bash -c "! grep -q CRITICAL '$WORK/v1/redis.log'"
+stop_server v1
+
 finish
