@@ -284,3 +284,32 @@ loadchunks() {
         loadchunk_file "$server" "$command" "$key" "$dir" "$i"
     done
 }
+
+# ------------------------------------------------------------------------
+# Replication
+# ------------------------------------------------------------------------
+
+# link_up <replica>: its link to its primary is up.
+link_up() {
+    rcli "$1" INFO replication | grep -q '^master_link_status:up'
+}
+
+# repl_offset <server> <field>: a numeric field of INFO replication.
+repl_offset() {
+    rcli "$1" INFO replication | awk -F: -v field="$2" '$1 == field { print $2 + 0 }'
+}
+
+# replica_reached <replica> <offset>: it has applied the stream up to offset.
+replica_reached() {
+    [ "$(repl_offset "$1" slave_repl_offset)" -ge "$2" ]
+}
+
+# synced [<primary> [<replica>]] (default: primary, replica): the replica
+# has applied every write the primary has made so far. (WAIT would not do:
+# it waits for the writes of its own connection, and every rcli is a new
+# connection.)
+synced() {
+    local primary=${1:-primary} replica=${2:-replica}
+    wait_until 10 replica_reached "$replica" \
+        "$(repl_offset "$primary" master_repl_offset)"
+}

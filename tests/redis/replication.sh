@@ -25,26 +25,7 @@ start_server replica --replicaof 127.0.0.1 "${SERVER_PORT[primary]}" || exit 1
 p() { rcli primary "$@"; }
 q() { rcli replica "$@"; }
 
-link_up() {
-    rcli "$1" INFO replication | grep -q '^master_link_status:up'
-}
 check "replica linked" wait_until 10 link_up replica
-
-# repl_offset <server> <field>: a numeric field of INFO replication.
-repl_offset() {
-    rcli "$1" INFO replication | awk -F: -v field="$2" '$1 == field { print $2 + 0 }'
-}
-
-replica_reached() {
-    [ "$(repl_offset replica slave_repl_offset)" -ge "$1" ]
-}
-
-# synced: the replica has applied every write the primary has made so far.
-# (WAIT would not do: it waits for the writes of its own connection, and
-# every rcli is a new connection.)
-synced() {
-    wait_until 10 replica_reached "$(repl_offset primary master_repl_offset)"
-}
 
 # identical <description> <key...>: DUMP byte-identical on both.
 identical() {

@@ -35,19 +35,7 @@ server_ms() {
     r TIME | awk 'NR == 1 { s = $1 } NR == 2 { printf "%.0f\n", s * 1000 + int($1 / 1000) }'
 }
 
-repl_offset() {
-    rcli "$1" INFO replication | awk -F: -v field="$2" '$1 == field { print $2 + 0 }'
-}
-link_up() {
-    rcli replica INFO replication | grep -q '^master_link_status:up'
-}
-replica_reached() {
-    [ "$(repl_offset replica slave_repl_offset)" -ge "$1" ]
-}
-synced() {
-    wait_until 10 replica_reached "$(repl_offset main master_repl_offset)"
-}
-check "replica linked" wait_until 10 link_up
+check "replica linked" wait_until 10 link_up replica
 # TLBF.ADDAT commands the replica has applied.
 replica_addats() {
     q INFO commandstats | awk -F'[:=,]' 'tolower($1) == "cmdstat_tlbf.addat" { n = $3 } END { print n + 0 }'
@@ -78,7 +66,7 @@ r TLBF.RESERVE past 10000 >/dev/null
 now=$(server_ms)
 expect "a fresh add" "$(lines 1)" "$(r TLBF.ADDAT past "$now" fresh)"
 dump_to main past "$WORK/past.before"
-check "the replica is in sync" synced
+check "the replica is in sync" synced main
 addats=$(replica_addats)
 check "the replica counts the ADDAT it applied ($addats)" [ "$addats" -ge 1 ]
 expect_match "100 s older than a 10 s span: refused" \
@@ -93,7 +81,7 @@ check "the refused add leaves the filter byte-identical" \
 # A write after the refused ADDAT: once the replica has it, it would have
 # had the ADDAT too.
 r SET marker 1 >/dev/null
-check "the replica is in sync again" synced
+check "the replica is in sync again" synced main
 expect "nothing replicated" "$addats" "$(replica_addats)"
 
 # The reference is the later of the filter's latest time and the clock:
@@ -174,7 +162,7 @@ r CONFIG SET ebb.tlbf-future-ms 1000 >/dev/null
 
 # "far" holds an add an hour ahead, which the replica's own tolerance
 # (1000 ms) would refuse: the replica applies it all the same.
-check "writes reach the replica" synced
+check "writes reach the replica" synced main
 expect "the replica's tolerance is the default" "$(lines ebb.tlbf-future-ms 1000)" \
     "$(q CONFIG GET ebb.tlbf-future-ms)"
 for key in far past future ahead; do
@@ -238,7 +226,7 @@ for family in APBF TLBF; do
     redis-cli -p "${SERVER_PORT[main]}" -x "$family.LOADCHUNK" "ev-$lower-copy" "$iter" \
         <"$WORK/scan.chunk" >/dev/null
 done
-check "the writes reach the replica" synced
+check "the writes reach the replica" synced main
 sleep 0.5
 kill "$subscriber" "$replica_subscriber" 2>/dev/null
 wait "$subscriber" "$replica_subscriber" 2>/dev/null
