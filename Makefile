@@ -11,8 +11,11 @@
 #                 make test-install
 #   make run      build, then a sample session of the ebb command
 #   make bench    Release -O3 -march=native build in build-bench/, run it,
-#                 then ebb-bench-bound (the cheapest blocked query we could
-#                 write beside libbloom: bench/bound.c),
+#                 then ebb-bench-sdsl (the string-array index beside
+#                 sdsl-lite's dac_vector and vlc_vector: bench/sdsl_peer.cpp,
+#                 a GPL-3 peer, benchmark only), then ebb-bench-bound (the
+#                 cheapest blocked query we could write beside libbloom:
+#                 bench/bound.c),
 #                 then the Redis module under redis-benchmark
 #   make experiments  reproduce the papers' tables and figures into
 #                 docs/results/ (CSV, PNG, markdown); minutes, not in CI
@@ -120,6 +123,8 @@ bench: deps
 	cmake -S . -B $(BENCH_DIR) -DCMAKE_BUILD_TYPE=Release -DEBB_NATIVE=ON
 	cmake --build $(BENCH_DIR) -j$(JOBS) --target ebb_bench ebb_bench_bound ebb_bench_zipf ebb
 	$(BENCH_DIR)/bench/ebb-bench
+	if [ -x $(BENCH_DIR)/bench/ebb-bench-sdsl ]; then $(BENCH_DIR)/bench/ebb-bench-sdsl; \
+	else echo "bench: ebb-bench-sdsl not built (libsdsl-dev or g++ missing): no sdsl-lite rows"; fi
 	$(BENCH_DIR)/bench/ebb-bench-bound
 	bash bench/count-bench.sh $(BENCH_DIR)
 	if [ -f bench/redis-bench.sh ]; then \

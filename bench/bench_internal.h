@@ -403,4 +403,12 @@ void bench_report_text(bench_report *r, const char *format, ...)
     ;
 void bench_report_end(bench_report *r);
 
+/* ------------------------------------------------------------------------ */
+/* The string-array index (strarray.c)                                      */
+/* ------------------------------------------------------------------------ */
+
+/* The rows and targets of issue 15 (lookup against a fixed-width read,
+ * build, increment per size); returns the failed correctness checks. */
+unsigned bench_strarray_run(bench_report *r, const bench_options *options);
+
 #endif /* EBB_BENCH_INTERNAL_H */

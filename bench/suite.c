@@ -528,6 +528,8 @@ int bench_run(const bench_options *options, FILE *out)
     issue12_targets(&report, &results);
     issue13_targets(&report, &results);
     issue14_targets(&report, &results);
+    if (!options->window)
+        failures += bench_strarray_run(&report, options);
     if (failures != 0)
         bench_report_text(&report, "\n%u correctness check(s) FAILED\n", failures);
     else

@@ -23,7 +23,8 @@ def steps(bits, p):
     if rd(bits, p) == 0: return 0, 1
     if rd(bits, p + 1) == 0: return 1, 2
     t, l = gamma(bits, p + 2); return t + 2, l + 2
-for name, dec in (("gamma", gamma), ("delta", delta), ("steps", steps)):
+# GAMMA skips by ctz (codes.c: skip_gamma), without a table.
+for name, dec in (("delta", delta), ("steps", steps)):
     out = []
     for b in range(256):
         bits = [(b >> i) & 1 for i in range(8)]

@@ -16,6 +16,9 @@ required_packages=(
     libcmocka-dev      # unit tests
     libbloom-dev       # benchmark baseline
     libglib2.0-dev     # benchmark: GHashTable, the spectral filters' exact count
+    g++                # benchmark: bench/sdsl_peer.cpp (C++, sdsl-lite's API)
+    libsdsl-dev        # benchmark: sdsl-lite's dac_vector and vlc_vector (GPL-3,
+                       # ebb-bench-sdsl only, linked into nothing else)
     time               # bench/count-bench.sh: /usr/bin/time -v (peak memory)
     clang              # second compiler, sanitizer and fuzz builds
     libclang-rt-14-dev # clang 14's libFuzzer, ASan and UBSan runtimes

@@ -121,19 +121,71 @@
  * skip; sub 8 costs 2.1 bits per counter (0.81 N). Sub offsets are the
  * index's main cost: 16 bits per sub-block is the price of O(1) access
  * without the paper's third level.
- * Lookup (scratch program, 1.44 M counters, 4 M random reads, a shared
- * 2-core machine, so indicative): GAMMA 86 ns, STEPS 78 ns at the
- * defaults; 44 / 33 ns with sub = 1 (no skip); ~1 us scan-only (sub =
- * block = 512, ~3.5 ns a code); a cells.h read of 32-bit cells 8 ns, of
- * 8-bit cells 4 ns. The skip (one code per step in codes.c today) and
- * the decode, not the three loads, dominate; the issue's 3x bar is not
- * met at these numbers.
+ * Lookup, measured by `make bench` (bench/strarray.c and
+ * bench/sdsl_peer.cpp; rerun alone with `build-bench/bench/ebb-bench
+ * --quick` and `build-bench/bench/ebb-bench-sdsl`; docs/bench.md has the
+ * rows). Release, -march=native, a shared 2-core AMD EPYC VM at load ~4:
+ * the ratios move by 2x between runs. The m = 1,442,696 counters of the
+ * storage test's generator (mean frequency 10), 2^21 random reads,
+ * median of 3, beside a 32-bit fixed-width read (cells.h) of the same
+ * counters in the same run; one run, then the range over three:
+ *
+ *               bits/counter  independent reads     dependent reads
+ *   fixed 32-bit   32.000     2.9 ns                18 ns (18 - 46)
+ *   GAMMA           3.961     31 ns, 10.7x (11-21)  43 ns, 2.4x (1.0-2.4)
+ *   DELTA           4.277     47 ns, 16.2x (16-29)  56 ns, 3.1x (1.9-3.1)
+ *   STEPS           3.951     43 ns, 14.9x (15-28)  59 ns, 3.3x (1.5-3.3)
+ *
+ * Independent reads (the next index never waits for a value, as a
+ * filter's k counters) overlap in the core: the fixed read is one load
+ * with no branch. A lookup is a chain (coarse and sub offset, then the
+ * base word, then the skip, then the decode) whose skip ends on a
+ * mispredicted branch, so lookups hardly overlap: their time is their
+ * latency. Dependent reads (the next index takes the value's low bit)
+ * expose every read's latency, and there the lookup costs 1-3x the fixed
+ * read, whose 5.8 MB miss L2 where the compact 0.7 MB do not. The issue's
+ * 3x bar holds for dependent reads only, and not in every run. Where the
+ * time goes (scratch probes of the same loop): ~10 ns with no code to
+ * skip, ~26 ns for the 7.5 codes skipped on average (15 at most) at
+ * sub = 16, before GAMMA's skip became a ctz a code (codes.c; 1.3-2x
+ * faster than its byte table). Tried in scratch probes, and not kept: a
+ * decode and skip with no branch on the codes' bits (4 table steps, then
+ * the loop for what is left: 53-66 ns against the loop's 36), a
+ * branch-free STEPS decode and an inlined read path (no change beyond
+ * the noise), a batch of 32 positions prefetched before their skips
+ * (~1.3x, and not a read of one counter). sub = 8 would halve the skip
+ * but misses the storage bar (2.1 bits per counter, above).
+ * sdsl-lite's dac_vector<4> (same counters, same reads, same process)
+ * takes 5.5 ns independent and 18 ns dependent at 5.27 bits per counter
+ * (and has no updates); its vlc_vector of gamma codes with a pointer
+ * every 16, this index's read path without updates, 104-107 ns. The
+ * issue's "within 2x of dac_vector" is not met (8-13x independent,
+ * 2.5-4.4x dependent): dac_vector reads a fixed-width chunk per counter
+ * directly, which a layout of back-to-back codes cannot; with no code to
+ * skip this read path already costs ~10 ns.
+ * Build (ebb_strarray_load, one pass): 12-23 ns per counter (dac_vector
+ * 7-10 ns, vlc_vector 11-17 ns).
+ * Increment (get, then set v + 1, of random counters; m / 4 of them from
+ * a loaded array, so every size sees the same growth; pushes and
+ * rebuilds in the time), m = 10^3 .. 10^7, ns: GAMMA 104-460, DELTA
+ * 204-654, STEPS 252-561 in the run above, the slowest size 4.4x, 3.2x,
+ * 2.2x the fastest (2.4x, 1.8x, 1.6x in a run a minute earlier): the
+ * 10^3 array stays in L1, the 10^7 one (5 MB) in L3 at best, and a
+ * growing code moves the rest of its block (~1,500 bits) and its sub
+ * offsets. 32-bit fixed-width counters spread 12x over the same sizes
+ * (2 to 25 ns).
  * 64 slack bits absorb ~30 gamma doublings per block before a push.
  * FIXED codes never change length and skip by arithmetic: their default
  * is block 4096, sub = block, slack 1 (index and slack ~0.016 bit per
  * counter).
  * rebuild_after defaults to 0.05: a rebuild (O(m)) after 0.05 m pushes,
- * i.e. 20 counters re-encoded per push, amortised.
+ * i.e. 20 counters laid out again per push, amortised. A rebuild copies
+ * each block's codes as bits and its sub offsets as they are (codes are
+ * canonical: the copy is what a decode and an encode would write); only
+ * the block of the counter a set changes is decoded and encoded again.
+ * At 10^7 counters that takes 5-10 ms against the 400 ms of decoding and
+ * encoding every counter twice, which was half the time of an increment
+ * there (320 of 680 ns).
  *
  * Failure: the only allocation is a rebuild's (or a bulk load's) new
  * image; on failure the old one is untouched and the set, rebuild or load
@@ -454,6 +506,30 @@ static void source_block(const source *src, uint64_t b, uint64_t n,
         vals[src->index - first] = src->value;
 }
 
+/* True when block b of an old array can be copied as it is: the source
+ * is an array (a rebuild) and its overridden counter is not in b. Codes
+ * are canonical (one code a value), so the copy is what decoding and
+ * encoding again would write, at a few word operations a block instead of
+ * a decode and an encode a counter. */
+static bool source_copies(const source *src, uint64_t b, uint64_t n)
+{
+    if (src->from == NULL)
+        return false;
+    uint64_t first = b << src->from->block_shift;
+    return !(src->index >= first && src->index - first < n);
+}
+
+/* Copies len bits from src at src_pos to dst at dst_pos (distinct
+ * arrays), 64 bits a step. */
+static void bits_copy(uint64_t *dst, uint64_t dst_pos, const uint64_t *src,
+                      uint64_t src_pos, uint64_t len)
+{
+    for (uint64_t off = 0; off < len; off += 64u) {
+        uint32_t n = len - off < 64u ? (uint32_t)(len - off) : 64u;
+        bits_put(dst, dst_pos + off, n, bits_get(src, src_pos + off, n));
+    }
+}
+
 /* Sizes a fresh layout: image words for these options and bits of the
  * codes; false on overflow. One pass over the source. */
 static bool layout_size(const source *src, uint64_t count,
@@ -465,9 +541,13 @@ static bool layout_size(const source *src, uint64_t count,
     for (uint64_t b = 0; b < s.blocks; b++) {
         uint64_t first = b * o->block;
         uint64_t n = count - first < o->block ? count - first : o->block;
-        source_block(src, b, n, vals);
-        for (uint64_t r = 0; r < n; r++)
-            bits += ebb_code_length(o->code, o->width, vals[r]);
+        if (source_copies(src, b, n)) {
+            bits += codes_end(src->from, b) - src->from->coarse[b];
+        } else {
+            source_block(src, b, n, vals);
+            for (uint64_t r = 0; r < n; r++)
+                bits += ebb_code_length(o->code, o->width, vals[r]);
+        }
         bits += o->slack_bits;
     }
     uint64_t base_words = (bits + 63u) / 64u + 1u;
@@ -498,8 +578,17 @@ static void layout_write(ebb_strarray *a, uint64_t *image, size_t words,
     uint64_t pos = 0;
     for (uint64_t b = 0; b < a->blocks; b++) {
         uint64_t n = counters_in(a, b);
-        source_block(src, b, n, vals);
         a->coarse[b] = pos;
+        if (source_copies(src, b, n)) {
+            const ebb_strarray *f = src->from;
+            uint64_t len = codes_end(f, b) - f->coarse[b];
+            bits_copy(a->base, pos, f->base, f->coarse[b], len);
+            for (uint64_t j = 1; j < (o->block >> a->sub_shift); j++)
+                sub_set(a, b, j, sub_get(f, b, j));
+            pos += len + o->slack_bits;
+            continue;
+        }
+        source_block(src, b, n, vals);
         uint64_t start = pos;
         for (uint64_t r = 0; r < o->block; r++) {
             if (r != 0 && (r & (o->sub - 1u)) == 0)
@@ -616,14 +705,22 @@ static uint64_t push(ebb_strarray *a, uint64_t b, uint64_t need)
     return 0;
 }
 
+/* Adds to a count of the header that only statistics read: it saturates
+ * rather than wrap, so that a loaded image's count near 2^64 cannot wrap
+ * below another (pushes <= expansions, which the loader checks). */
+static void count_up(uint64_t *count, uint64_t n)
+{
+    *count = n > UINT64_MAX - *count ? UINT64_MAX : *count + n;
+}
+
 /* A push counts once in the statistics, and as the blocks it moved
  * towards the next rebuild: so that the work of far pushes (counters
  * growing in index order, not at random as the paper assumes) is bounded
  * by rebuilds, not quadratic. */
 static void count_push(ebb_strarray *a, uint64_t moved)
 {
-    a->image[H_PUSHES]++;
-    a->image[H_PUSHES_SINCE] += moved;
+    count_up(&a->image[H_PUSHES], 1);
+    count_up(&a->image[H_PUSHES_SINCE], moved);
     a->pushes += moved;
 }
 
@@ -660,11 +757,11 @@ ebb_status ebb_strarray_set(ebb_strarray *a, uint64_t i, uint64_t v)
                 source with = {a, NULL, 0, i, v};
                 ebb_status st = relayout(a, &with);
                 if (st == EBB_OK)
-                    a->image[H_EXPANSIONS]++;
+                    count_up(&a->image[H_EXPANSIONS], 1);
                 return st;
             }
         }
-        a->image[H_EXPANSIONS]++;
+        count_up(&a->image[H_EXPANSIONS], 1);
         bits_move(a->base, tail + d, tail, end - tail);
         if (moved != 0)
             count_push(a, moved);
