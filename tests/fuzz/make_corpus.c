@@ -15,7 +15,8 @@
  * timing filters (family 5): fresh, the TBF (B = 1), blocks with T_+
  * wrapped, w not a multiple of B, each stream model; and spectral filters
  * (family 6): MS empty and saturated with removals, MI with straddling
- * counters, RM with its marker, without it, and with traps.
+ * counters, RM with its marker, without it, and with traps, and compact
+ * counters of each code (gamma, delta, steps) in the string-array index.
  * Everything is deterministic (fixed seeds and keys), so running it again
  * must reproduce the committed files byte for byte: the fuzz_corpus_current
  * test checks exactly that, which also pins the snapshot encoding (a change
@@ -357,25 +358,37 @@ typedef struct spectral_seed {
     ebb_spectral_marker marker; /* RM; params_init's size unless NONE */
     uint64_t traps;
     uint32_t adds, removes;
+    ebb_spectral_storage storage; /* 0: FIXED */
 } spectral_seed;
 
 static const spectral_seed spectral_seeds[] = {
 #define MS_NO_MARKER EBB_SPECTRAL_MARKER_EXACT /* 0: MS and MI */
-    {"spectral-ms-empty", 64, 8, 3, EBB_SPECTRAL_MS, MS_NO_MARKER, 0, 0, 0},
+#define FIXED EBB_SPECTRAL_FIXED
+    {"spectral-ms-empty", 64, 8, 3, EBB_SPECTRAL_MS, MS_NO_MARKER, 0, 0, 0,
+     FIXED},
     {"spectral-ms-saturated", 50, 3, 4, EBB_SPECTRAL_MS, MS_NO_MARKER, 0, 200,
-     30},
+     30, FIXED},
     {"spectral-mi-straddling", 70, 7, 3, EBB_SPECTRAL_MI, MS_NO_MARKER, 0, 300,
-     0},
+     0, FIXED},
     {"spectral-rm-marker", 90, 6, 3, EBB_SPECTRAL_RM,
-     EBB_SPECTRAL_MARKER_BLOOM, 0, 200, 20},
+     EBB_SPECTRAL_MARKER_BLOOM, 0, 200, 20, FIXED},
     {"spectral-rm-plain", 90, 6, 3, EBB_SPECTRAL_RM, EBB_SPECTRAL_MARKER_NONE,
-     0, 200, 20},
+     0, 200, 20, FIXED},
     {"spectral-rm-traps", 120, 8, 3, EBB_SPECTRAL_RM,
-     EBB_SPECTRAL_MARKER_BLOOM, 16, 300, 20},
+     EBB_SPECTRAL_MARKER_BLOOM, 16, 300, 20, FIXED},
     {"spectral-rm-exact", 200, 8, 3, EBB_SPECTRAL_RM,
-     EBB_SPECTRAL_MARKER_EXACT, 0, 300, 20},
+     EBB_SPECTRAL_MARKER_EXACT, 0, 300, 20, FIXED},
     {"spectral-rm-exact-full", 90, 6, 3, EBB_SPECTRAL_RM,
-     EBB_SPECTRAL_MARKER_EXACT, 8, 200, 20},
+     EBB_SPECTRAL_MARKER_EXACT, 8, 200, 20, FIXED},
+    /* Compact counters (the string-array index): its offsets, codes and
+     * slack for the fuzzer to break; enough adds for pushes into slack. */
+    {"spectral-ms-gamma", 600, 8, 3, EBB_SPECTRAL_MS, MS_NO_MARKER, 0, 3000,
+     200, EBB_SPECTRAL_COMPACT_GAMMA},
+    {"spectral-mi-delta", 600, 8, 3, EBB_SPECTRAL_MI, MS_NO_MARKER, 0, 3000,
+     0, EBB_SPECTRAL_COMPACT_DELTA},
+    {"spectral-ms-steps", 1100, 8, 3, EBB_SPECTRAL_MS, MS_NO_MARKER, 0, 800,
+     100, EBB_SPECTRAL_COMPACT_STEPS},
+#undef FIXED
 };
 
 static bool build_spectral(const spectral_seed *seed, ebb_spectral **out)
@@ -394,6 +407,7 @@ static bool build_spectral(const spectral_seed *seed, ebb_spectral **out)
                                                         : params.marker_size;
     }
     params.trap_slots = seed->traps;
+    params.storage = seed->storage;
     params.seed = 17;
     if (ebb_spectral_create(&params, out) != EBB_OK)
         return false;
