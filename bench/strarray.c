@@ -196,6 +196,31 @@ static unsigned lookup_size(bench_report *r, uint64_t keys)
 
 /* ---- Increment ----------------------------------------------------------- */
 
+/* The work of an increment row: the m counters of `keys` keys, m / 4
+ * random targets in [0, m), and the repetitions that time at least
+ * INCREMENT_MIN_OPS increments. */
+typedef struct increment_work {
+    uint64_t m, ops, reps;
+    uint64_t *counters, *targets;
+} increment_work;
+
+static increment_work increment_work_of(uint64_t keys)
+{
+    increment_work w;
+    w.m = sa_counter_count(keys);
+    w.ops = w.m / 4u;
+    w.reps = (INCREMENT_MIN_OPS + w.ops - 1u) / w.ops;
+    w.counters = calloc(w.m, sizeof *w.counters);
+    w.targets = bench_xmalloc(w.ops * sizeof *w.targets);
+    if (w.counters == NULL) {
+        fprintf(stderr, "bench: out of memory\n");
+        exit(EXIT_FAILURE);
+    }
+    sa_counters_fill(w.counters, keys);
+    sa_queries_fill(w.targets, w.ops, w.m + 1u); /* [0, m) */
+    return w;
+}
+
 /* ns per increment on the counters of `keys` keys: m / 4 increments of
  * random counters from the loaded state, repeated from that state until
  * INCREMENT_MIN_OPS are timed (every size sees the same growth per
@@ -204,17 +229,9 @@ static unsigned lookup_size(bench_report *r, uint64_t keys)
 static bool increment_size(ebb_code code, uint64_t keys, double *ns,
                            uint64_t *m_out, ebb_strarray_stats *stats)
 {
-    uint64_t m = sa_counter_count(keys);
-    uint64_t ops = m / 4u;
-    uint64_t reps = (INCREMENT_MIN_OPS + ops - 1u) / ops;
-    uint64_t *counters = calloc(m, sizeof *counters);
-    uint64_t *targets = bench_xmalloc(ops * sizeof *targets);
-    if (counters == NULL) {
-        fprintf(stderr, "bench: out of memory\n");
-        exit(EXIT_FAILURE);
-    }
-    sa_counters_fill(counters, keys);
-    sa_queries_fill(targets, ops, m + 1u); /* [0, m) */
+    increment_work w = increment_work_of(keys);
+    uint64_t m = w.m, ops = w.ops, reps = w.reps;
+    uint64_t *counters = w.counters, *targets = w.targets;
     ebb_strarray_options o;
     ebb_strarray a;
     ebb_strarray_options_init(code, 0, &o);
@@ -250,17 +267,9 @@ static bool increment_size(ebb_code code, uint64_t keys, double *ns,
  * target, the memory hierarchy's share of the spread between sizes. */
 static double fixed_increment_ns(uint64_t keys, uint64_t *m_out)
 {
-    uint64_t m = sa_counter_count(keys);
-    uint64_t ops = m / 4u;
-    uint64_t reps = (INCREMENT_MIN_OPS + ops - 1u) / ops;
-    uint64_t *counters = calloc(m, sizeof *counters);
-    uint64_t *targets = bench_xmalloc(ops * sizeof *targets);
-    if (counters == NULL) {
-        fprintf(stderr, "bench: out of memory\n");
-        exit(EXIT_FAILURE);
-    }
-    sa_counters_fill(counters, keys);
-    sa_queries_fill(targets, ops, m + 1u);
+    increment_work w = increment_work_of(keys);
+    uint64_t m = w.m, ops = w.ops, reps = w.reps;
+    uint64_t *counters = w.counters, *targets = w.targets;
     ebb_cells cells;
     if (!bench_status_ok("ebb_cells_init", ebb_cells_init(&cells, m, 32)))
         exit(EXIT_FAILURE);
