@@ -63,6 +63,7 @@ static void print_usage(FILE *out)
             "Usage: ebb count [--method ms|mi|rm]\n"
             "                 [--distinct N] [--error E | --memory SIZE\n"
             "                 [--k K] [--counter-bits B]]\n"
+            "                 [--storage fixed|gamma|delta|steps]\n"
             "                 [--key-field N] [--delete-field N | --window N]\n"
             "                 [--skip-bad] [--threshold T | --query FILE]\n"
             "                 [--json] [--stats [--exact-check]]\n"
@@ -96,6 +97,11 @@ static void print_usage(FILE *out)
             "  --counter-bits B\n"
             "                 with --memory: bits per counter (1..%u, default\n"
             "                 %u); a counter saturates at 2^B - 1\n"
+            "  --storage S    fixed (default: --counter-bits bits a counter) or\n"
+            "                 compact counters of about log2 of their value in\n"
+            "                 the string-array index: gamma, delta or steps\n"
+            "                 (the same counts in less memory, slower; memory\n"
+            "                 grows with the counts, so not with --memory)\n"
             "\n",
             CLI_SPECTRAL_DEFAULT_DISTINCT, CLI_SPECTRAL_DEFAULT_ERROR,
             EBB_SPECTRAL_MAX_K, CLI_SPECTRAL_DEFAULT_K,
@@ -411,7 +417,8 @@ static bool same_shape(const ebb_spectral_params *a,
            a->k == b->k && a->method == b->method &&
            a->secondary == b->secondary && a->secondary_k == b->secondary_k &&
            a->marker == b->marker && a->marker_size == b->marker_size &&
-           a->trap_slots == b->trap_slots && a->range == b->range;
+           a->trap_slots == b->trap_slots && a->range == b->range &&
+           a->storage == b->storage;
 }
 
 /* The option given that disagrees with the held filter, or NULL: the
@@ -430,10 +437,13 @@ static const char *disagreeing_option(const cli_spectral_options *given,
         return *value = given->counter_bits_text, "--counter-bits";
     if (given->have_k && given->k != held->k)
         return *value = given->k_text, "--k";
+    if (given->have_storage && given->storage != held->storage)
+        return *value = given->storage_text, "--storage";
     if (!given->have_memory && !given->have_distinct && !given->have_error)
         return NULL;
     cli_spectral_options spectral = *given;
     spectral.method = held->method;
+    spectral.storage = held->storage;
     if (spectral.have_memory) {
         spectral.counter_bits = held->counter_bits;
         spectral.k = held->k;
@@ -662,6 +672,11 @@ static void print_stats(const count_run *run)
             "saturations: %" PRIu64 "\n"
             "nonzero counters: %" PRIu64 "\n",
             s.added, s.removed, s.refused_removals, s.saturations, s.nonzero);
+    /* Compact counters grow: what the filter holds now, beside the empty
+     * filter's "memory bytes" of the shape. */
+    if (params->storage != EBB_SPECTRAL_FIXED)
+        fprintf(stderr, "filter memory bytes now: %zu\n",
+                ebb_spectral_memory(run->filter));
     if (params->method == EBB_SPECTRAL_RM)
         fprintf(stderr,
                 "moved to secondary: %" PRIu64 "\n"

@@ -12,7 +12,8 @@
  *   ebb params --timing --window N (--bits-per-item X [--k K] |
  *              --memory SIZE | --fp P) [--json]
  *   ebb params --spectral [--method M] [--distinct N] [--error E |
- *              --memory SIZE [--k K] [--counter-bits B]] [--json]
+ *              --memory SIZE [--k K] [--counter-bits B]]
+ *              [--storage S] [--json]
  *   BLOCKS: --blocked [--block-bits B] [--block-hashes b]
  *
  * The first form asks the library which (k, l) it would choose (for a
@@ -91,7 +92,7 @@ static void print_usage(FILE *out)
             "                  | --memory SIZE | --fp P) [--json]\n"
             "       ebb params --spectral [--method M] [--distinct N]\n"
             "                  [--error E | --memory SIZE [--k K]\n"
-            "                  [--counter-bits B]] [--json]\n"
+            "                  [--counter-bits B]] [--storage S] [--json]\n"
             "  BLOCKS: --blocked [--block-bits B] [--block-hashes b]\n"
             "  STABLE OPTIONS: [--draw independent|consecutive]\n"
             "                  [--importance-classes 2 [--important-fraction F]]\n"
@@ -188,6 +189,9 @@ static void print_usage(FILE *out)
             "                 N) and --counter-bits B (1..%u, default %u)\n"
             "  --counter-bits B\n"
             "                 with --spectral --memory: bits per counter\n"
+            "  --storage S    with --spectral: fixed (default), gamma, delta or\n"
+            "                 steps (compact counters; memory bytes is then the\n"
+            "                 empty filter's, which grows with the counts)\n"
             "  --gap G        a gap to show false negatives at (positive\n"
             "                 integer, up to %u times; default M/16, M/4, M\n"
             "                 and 4M)\n"

@@ -69,13 +69,15 @@ static void print_json(const ebb_spectral_params *p, uint64_t distinct,
            ", \"counter_bits\": %" PRIu32 ", \"k\": %" PRIu32
            ", \"secondary\": %" PRIu64 ", \"secondary_k\": %" PRIu32
            ", \"marker\": \"%s\", \"marker_size\": %" PRIu64
+           ", \"storage\": \"%s\""
            ", \"memory_bytes\": %" PRIu64 ", \"distinct\": %" PRIu64
            ", \"gamma\": %.10g, \"error_ratio\": %.10g}\n",
            cli_spectral_method_name(p->method), p->counters, p->counter_bits,
            p->k, p->secondary, p->secondary_k,
            p->method == EBB_SPECTRAL_RM ? cli_spectral_marker_name(p->marker)
                                         : "none",
-           p->marker_size, ebb_spectral_memory_for(p),
+           p->marker_size, cli_spectral_storage_name(p->storage),
+           ebb_spectral_memory_for(p),
            distinct, gamma, error);
 }
 

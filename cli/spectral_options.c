@@ -80,6 +80,39 @@ static int parse_small(const char *program, const char *option,
     return CLI_CONTINUE;
 }
 
+const char *cli_spectral_storage_name(ebb_spectral_storage storage)
+{
+    switch (storage) {
+    case EBB_SPECTRAL_FIXED:
+        return "fixed";
+    case EBB_SPECTRAL_COMPACT_GAMMA:
+        return "gamma";
+    case EBB_SPECTRAL_COMPACT_DELTA:
+        return "delta";
+    case EBB_SPECTRAL_COMPACT_STEPS:
+        return "steps";
+    }
+    return "?";
+}
+
+static int parse_storage(const char *program, const char *value,
+                         cli_spectral_options *spectral)
+{
+    static const ebb_spectral_storage storages[] = {
+        EBB_SPECTRAL_FIXED, EBB_SPECTRAL_COMPACT_GAMMA,
+        EBB_SPECTRAL_COMPACT_DELTA, EBB_SPECTRAL_COMPACT_STEPS};
+    for (size_t i = 0; i < sizeof storages / sizeof storages[0]; i++) {
+        if (strcmp(value, cli_spectral_storage_name(storages[i])) == 0) {
+            spectral->storage = storages[i];
+            spectral->have_storage = true;
+            spectral->storage_text = value;
+            return CLI_CONTINUE;
+        }
+    }
+    return cli_invalid_value(program, "--storage", value,
+                             "must be fixed, gamma, delta or steps");
+}
+
 int cli_apply_spectral_option(const char *program, int option,
                               const char *value,
                               cli_spectral_options *spectral)
@@ -87,6 +120,8 @@ int cli_apply_spectral_option(const char *program, int option,
     switch (option) {
     case CLI_SPECTRAL_OPTION_METHOD:
         return parse_method(program, value, spectral);
+    case CLI_SPECTRAL_OPTION_STORAGE:
+        return parse_storage(program, value, spectral);
     case CLI_SPECTRAL_OPTION_DISTINCT: {
         cli_number parsed = cli_parse_positive_integer(value,
                                                        &spectral->distinct);
@@ -153,6 +188,14 @@ int cli_spectral_check(const char *program,
 {
     if (spectral->have_memory && spectral->have_error) {
         cli_error(program, "--error cannot be combined with --memory");
+        return CLI_EXIT_USAGE;
+    }
+    if (spectral->have_memory && spectral->storage != EBB_SPECTRAL_FIXED) {
+        /* A compact filter's memory grows with its counts: no number of
+         * counters fits a budget in advance. */
+        cli_error(program, "--storage %s cannot be combined with --memory: "
+                  "compact counters grow with the counts (size them with "
+                  "--distinct and --error)", spectral->storage_text);
         return CLI_EXIT_USAGE;
     }
     if (!spectral->have_memory && (spectral->have_k ||
@@ -247,8 +290,10 @@ int cli_spectral_choose(const char *program,
                   spectral->error);
         status = CLI_EXIT_USAGE;
     }
-    if (status == CLI_CONTINUE)
+    if (status == CLI_CONTINUE) {
         out->seed = seed;
+        out->storage = spectral->storage;
+    }
     return status;
 }
 
@@ -266,6 +311,7 @@ bool cli_spectral_option_given(const cli_spectral_options *spectral,
         {spectral->have_k, "--k", spectral->k_text},
         {spectral->have_counter_bits, "--counter-bits",
          spectral->counter_bits_text},
+        {spectral->have_storage, "--storage", spectral->storage_text},
     };
     for (size_t i = 0; i < sizeof options / sizeof options[0]; i++) {
         if (options[i].given) {
@@ -281,8 +327,13 @@ void cli_spectral_describe(const ebb_spectral_params *params, char *out,
                            size_t size)
 {
     snprintf(out, size, "method %s, %" PRIu64 " counters of %" PRIu32
-             " bits, k %" PRIu32, cli_spectral_method_name(params->method),
-             params->counters, params->counter_bits, params->k);
+             " bits, k %" PRIu32 "%s%s",
+             cli_spectral_method_name(params->method), params->counters,
+             params->counter_bits, params->k,
+             params->storage == EBB_SPECTRAL_FIXED ? "" : ", storage ",
+             params->storage == EBB_SPECTRAL_FIXED
+                 ? ""
+                 : cli_spectral_storage_name(params->storage));
 }
 
 const char *cli_spectral_marker_name(ebb_spectral_marker marker)
@@ -337,6 +388,11 @@ void cli_spectral_print_shape(FILE *out, const ebb_spectral_params *params,
         print_field(out, width, "secondary k", text);
         print_field(out, width, "marker",
                     cli_spectral_marker_text(params, text, sizeof text));
+    }
+    if (params->storage != EBB_SPECTRAL_FIXED) {
+        snprintf(text, sizeof text, "%s (memory below: empty, grows)",
+                 cli_spectral_storage_name(params->storage));
+        print_field(out, width, "storage", text);
     }
     snprintf(text, sizeof text, "%" PRIu64, ebb_spectral_memory_for(params));
     print_field(out, width, "memory bytes", text);

@@ -13,6 +13,9 @@
  *                           whole allocation), of --counter-bits bits
  *                           (default 32), with --k K or the k of least
  *                           error for --distinct N, else 4
+ *   --storage S             fixed (default) or compact counters of the
+ *                           string-array index: gamma, delta or steps
+ *                           (ebb_spectral_storage); not with --memory
  *
  * `ebb params` lists --memory and --k for several filters: it hands them
  * over with cli_spectral_take_k / cli_spectral_take_memory.
@@ -46,6 +49,7 @@ enum {
     CLI_SPECTRAL_OPTION_COUNTER_BITS,
     CLI_SPECTRAL_OPTION_MEMORY,
     CLI_SPECTRAL_OPTION_K,
+    CLI_SPECTRAL_OPTION_STORAGE,
     CLI_SPECTRAL_OPTION_LAST
 };
 
@@ -55,7 +59,8 @@ enum {
         {"distinct", required_argument, NULL, CLI_SPECTRAL_OPTION_DISTINCT},   \
         {"error", required_argument, NULL, CLI_SPECTRAL_OPTION_ERROR},         \
         {"counter-bits", required_argument, NULL,                              \
-         CLI_SPECTRAL_OPTION_COUNTER_BITS}
+         CLI_SPECTRAL_OPTION_COUNTER_BITS},                                    \
+        {"storage", required_argument, NULL, CLI_SPECTRAL_OPTION_STORAGE}
 
 typedef struct cli_spectral_options {
     ebb_spectral_method method;
@@ -70,8 +75,10 @@ typedef struct cli_spectral_options {
     bool have_k;
     uint32_t counter_bits;
     bool have_counter_bits;
+    ebb_spectral_storage storage;
+    bool have_storage;
     const char *method_text, *distinct_text, *error_text, *memory_text;
-    const char *k_text, *counter_bits_text;
+    const char *k_text, *counter_bits_text, *storage_text;
 } cli_spectral_options;
 
 /* Nothing given: MS, the default distinct keys and error ratio. */
@@ -93,9 +100,9 @@ void cli_spectral_take_memory(cli_spectral_options *spectral,
                               bool have_memory, size_t memory,
                               const char *memory_text);
 
-/* Combinations wrong whatever else is given: --memory with --error;
- * --k or --counter-bits without --memory. Returns CLI_CONTINUE or the
- * exit status. */
+/* Combinations wrong whatever else is given: --memory with --error or
+ * compact --storage; --k or --counter-bits without --memory. Returns
+ * CLI_CONTINUE or the exit status. */
 int cli_spectral_check(const char *program,
                        const cli_spectral_options *spectral);
 
@@ -111,17 +118,19 @@ bool cli_spectral_option_given(const cli_spectral_options *spectral,
 
 /* "ms", "mi", "rm". */
 const char *cli_spectral_method_name(ebb_spectral_method method);
+/* "fixed", "gamma", "delta" or "steps". */
+const char *cli_spectral_storage_name(ebb_spectral_storage storage);
 /* "exact", "bloom" or "none": RM's marker kind. */
 const char *cli_spectral_marker_name(ebb_spectral_marker marker);
 
 /* The shape as a state message names it: "method ms, 958506 counters of
- * 32 bits, k 7". size >= 160 suffices. */
+ * 32 bits, k 7" (", storage gamma" when compact). size >= 160 suffices. */
 void cli_spectral_describe(const ebb_spectral_params *params, char *out,
                            size_t size);
 
 /* Prints the shape, one "name: value" a line, the values from column
  * `width` (0: right after ": "): method, counters, counter bits, k, RM's
- * secondary and marker bits, memory bytes and seed. */
+ * secondary and marker bits, storage, memory bytes and seed. */
 void cli_spectral_print_shape(FILE *out, const ebb_spectral_params *params,
                               int width);
 

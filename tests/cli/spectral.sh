@@ -27,6 +27,9 @@
 #    every '-' removed, removals of absent keys refused, bad operation
 #    fields with and without --skip-bad; saturated keys left out of the
 #    --exact-check figures;
+#  - --storage gamma|delta|steps: the same output as fixed counters for
+#    each method (the compact filter answers exactly as the fixed one), in
+#    less memory; refused with --memory and against a fixed state;
 #  - `ebb params --spectral --json`: the documented keys (jq).
 
 here=$(cd "$(dirname "$0")" && pwd)
@@ -127,6 +130,10 @@ expect_usage "ebb count: invalid --threshold '0': must be a positive integer" \
     count --threshold 0
 expect_usage "ebb count: --memory 1 holds no ms filter of 32-bit counters" \
     count --memory 1
+expect_usage "ebb count: invalid --storage 'huffman': must be fixed, gamma, delta or steps" \
+    count --storage huffman
+expect_usage "ebb count: --storage gamma cannot be combined with --memory: compact counters grow with the counts (size them with --distinct and --error)" \
+    count --storage gamma --memory 1M
 expect_usage "ebb params: --window cannot be combined with --spectral" \
     params --spectral --window 5
 expect_usage "ebb params: --method requires --spectral" params --method rm
@@ -383,13 +390,39 @@ check "--skip-bad: the good lines counted" equals "$(cat skip.out)" "2	a"
 check "--skip-bad: counted" equals "$(stat_value skip.err "bad lines")" 1
 
 # ------------------------------------------------------------------------
+# --storage: compact counters answer exactly as fixed ones
+# ------------------------------------------------------------------------
+
+head -n 200000 zipf.txt >part.txt
+for method in ms mi rm; do
+    "$EBB" count --method "$method" --distinct 20000 --stats part.txt \
+        >fixed.out 2>fixed.err
+    for storage in gamma delta steps; do
+        "$EBB" count --method "$method" --distinct 20000 --storage "$storage" \
+            --stats part.txt >compact.out 2>compact.err
+        check "--storage $storage, $method: the output of fixed counters" \
+            same_file fixed.out compact.out
+        check "--storage $storage, $method: held in less memory" \
+            test "$(stat_value compact.err "filter memory bytes now")" -lt \
+            "$(stat_value fixed.err "memory bytes")"
+    done
+done
+"$EBB" count --distinct 20000 --storage gamma --state gamma.state first.txt \
+    >/dev/null
+run_capture disagree /dev/null "$EBB" count --storage fixed \
+    --state gamma.state
+check "--state: --storage that disagrees named" stderr_starts_with \
+    disagree.err "ebb count: --storage fixed disagrees with the state in 'gamma.state' (method ms,"
+check "--state: the held storage named" grep -q ', storage gamma)' disagree.err
+
+# ------------------------------------------------------------------------
 # ebb params --spectral
 # ------------------------------------------------------------------------
 
 "$EBB" params --spectral --distinct 1e5 --error 0.01 --json >params.json
 check "params --spectral --json: the documented keys" \
     equals "$(jq -c 'keys_unsorted' params.json)" \
-    '["method","counters","counter_bits","k","secondary","secondary_k","marker","marker_size","memory_bytes","distinct","gamma","error_ratio"]'
+    '["method","counters","counter_bits","k","secondary","secondary_k","marker","marker_size","storage","memory_bytes","distinct","gamma","error_ratio"]'
 check "params --spectral: error ratio at most the target" \
     jq -e '.error_ratio <= 0.01' params.json
 "$EBB" params --spectral --memory 512k --json >params512.json
