@@ -589,10 +589,7 @@ static const ebb_redis_command APBF_COMMANDS[] = {
      EBB_REDIS_KEY_READS, "Answers for each item whether it is in the window"},
     {"APBF.INFO", apbf_info, "readonly fast", 2,
      EBB_REDIS_KEY_READS, "Returns the filter's parameters and counters"},
-    {"APBF.SCANDUMP", apbf_scandump, "readonly deny-oom", 3,
-     EBB_REDIS_KEY_READS, "Returns the filter's snapshot chunk by chunk"},
-    {"APBF.LOADCHUNK", apbf_loadchunk, "write deny-oom", 4,
-     EBB_REDIS_KEY_RESTORES, "Restores a filter from SCANDUMP's chunks"},
+    EBB_REDIS_SNAPSHOT_COMMAND_ROWS(apbf, APBF),
 };
 
 int ebb_redis_apbf_register(RedisModuleCtx *ctx)

@@ -49,6 +49,9 @@ void (*RedisModule_ReplySetArrayLength)(RedisModuleCtx *, long);
 int (*RedisModule_Replicate)(RedisModuleCtx *, const char *, const char *,
                              ...);
 int (*RedisModule_ReplicateVerbatim)(RedisModuleCtx *);
+int (*RedisModule_IsKeysPositionRequest)(RedisModuleCtx *);
+void (*RedisModule_KeyAtPos)(RedisModuleCtx *, int);
+void (*RedisModule_KeyAtPosWithFlags)(RedisModuleCtx *, int, int);
 int (*RedisModule_GetContextFlags)(RedisModuleCtx *);
 RedisModuleCtx *(*RedisModule_GetContextFromIO)(RedisModuleIO *);
 long long (*RedisModule_Milliseconds)(void);
@@ -135,6 +138,8 @@ static const api_entry REQUIRED[] = {
     API_ENTRY(ReplySetArrayLength),
     API_ENTRY(Replicate),
     API_ENTRY(ReplicateVerbatim),
+    API_ENTRY(IsKeysPositionRequest),
+    API_ENTRY(KeyAtPos),
     API_ENTRY(GetContextFlags),
     API_ENTRY(GetContextFromIO),
     API_ENTRY(Milliseconds),
@@ -159,6 +164,7 @@ static const api_entry REQUIRED[] = {
 
 static const api_entry OPTIONAL[] = {
     API_ENTRY(TryCalloc),
+    API_ENTRY(KeyAtPosWithFlags),
     API_ENTRY(GetCommand),
     API_ENTRY(SetCommandInfo),
     API_ENTRY(SetCommandACLCategories),

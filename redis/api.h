@@ -168,6 +168,9 @@ typedef struct RedisModuleTypeMethods {
 #define REDISMODULE_CMD_KEY_UPDATE (1ULL << 5)
 #define REDISMODULE_CMD_KEY_INSERT (1ULL << 6)
 #define REDISMODULE_CMD_KEY_DELETE (1ULL << 7)
+/* The spec may not find every key: the server asks the command's
+ * getkeys-api instead. */
+#define REDISMODULE_CMD_KEY_INCOMPLETE (1ULL << 9)
 
 /* The version record: the layout version (1) and the size of one element
  * of each array the info points to. */
@@ -311,6 +314,12 @@ extern int (*RedisModule_Replicate)(RedisModuleCtx *ctx,
                                     ...);
 extern int (*RedisModule_ReplicateVerbatim)(RedisModuleCtx *ctx);
 
+/* Key positions of a command registered with "getkeys-api": its handler,
+ * called with IsKeysPositionRequest true, names them (COMMAND GETKEYS,
+ * cluster routing and ACL key checks when its key specs are incomplete). */
+extern int (*RedisModule_IsKeysPositionRequest)(RedisModuleCtx *ctx);
+extern void (*RedisModule_KeyAtPos)(RedisModuleCtx *ctx, int pos);
+
 /* REDISMODULE_CTX_FLAGS_* of the calling context. */
 extern int (*RedisModule_GetContextFlags)(RedisModuleCtx *ctx);
 /* A context for the server calls of a data-type callback that has only
@@ -376,6 +385,9 @@ extern void (*RedisModule_LogIOError)(RedisModuleIO *io,
 
 /* Redis 7.4: calloc that returns NULL instead of aborting. */
 extern void *(*RedisModule_TryCalloc)(size_t nmemb, size_t size);
+/* Redis 7.0: KeyAtPos with the key's REDISMODULE_CMD_KEY_* flags. */
+extern void (*RedisModule_KeyAtPosWithFlags)(RedisModuleCtx *ctx, int pos,
+                                             int flags);
 /* Redis 7.0: the handle of a registered command (for ACL categories). */
 extern RedisModuleCommand *(*RedisModule_GetCommand)(RedisModuleCtx *ctx,
                                                      const char *name);

@@ -127,6 +127,18 @@ bool ebb_redis_parse_rate(RedisModuleCtx *ctx, const RedisModuleString *arg,
     return true;
 }
 
+bool ebb_redis_parse_finite(RedisModuleCtx *ctx, const RedisModuleString *arg,
+                            const char *what, double *out)
+{
+    double value;
+    if (!parse_decimal(arg, &value)) {
+        ebb_redis_reply_errorf(ctx, "ERR %s must be a finite number", what);
+        return false;
+    }
+    *out = value;
+    return true;
+}
+
 bool ebb_redis_parse_positive(RedisModuleCtx *ctx,
                               const RedisModuleString *arg, const char *what,
                               bool zero_ok, double *out)

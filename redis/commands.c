@@ -14,7 +14,10 @@
  *     LOADCHUNK (EBB_REDIS_KEY_* in glue.h). Clients that send reads to
  *     replicas go by these flags, and so do ACL read-only key permissions
  *     (%R~pattern), the one way to make read-only users of module commands
- *     on Redis 7.0;
+ *     on Redis 7.0. A command with more keys than argument 1
+ *     (SPECTRAL.MERGE's sources, ebb_redis_create_command_more_keys) gets
+ *     a second spec from argument 2, marked incomplete, and names its keys
+ *     itself through the getkeys-api;
  *   - a summary and the module version that introduced it (COMMAND DOCS).
  *
  * ACL categories. Redis 7.0 puts module commands in no category, whatever
@@ -97,10 +100,12 @@ static const RedisModuleCommandInfoVersion COMMAND_INFO_VERSION = {
 /* Arity, key spec and summary. The server copies everything it is given,
  * so the structs live on the stack. */
 static int set_command_info(RedisModuleCommand *handle,
-                            const ebb_redis_command *command)
+                            const ebb_redis_command *command,
+                            uint64_t more_key_flags)
 {
-    /* One key at argument 1, then the terminating zeroed element. */
-    RedisModuleCommandKeySpec key_specs[2];
+    /* One key at argument 1 (and, for more_key_flags, the keys from
+     * argument 2 on), then the terminating zeroed element. */
+    RedisModuleCommandKeySpec key_specs[3];
     memset(key_specs, 0, sizeof key_specs);
     key_specs[0].flags = command->key_flags;
     key_specs[0].begin_search_type = REDISMODULE_KSPEC_BS_INDEX;
@@ -109,6 +114,15 @@ static int set_command_info(RedisModuleCommand *handle,
     key_specs[0].fk.range.lastkey = 0;
     key_specs[0].fk.range.keystep = 1;
     key_specs[0].fk.range.limit = 0;
+    if (more_key_flags != 0) {
+        key_specs[1].flags = more_key_flags | REDISMODULE_CMD_KEY_INCOMPLETE;
+        key_specs[1].begin_search_type = REDISMODULE_KSPEC_BS_INDEX;
+        key_specs[1].bs.index.pos = 2;
+        key_specs[1].find_keys_type = REDISMODULE_KSPEC_FK_RANGE;
+        key_specs[1].fk.range.lastkey = -1;
+        key_specs[1].fk.range.keystep = 1;
+        key_specs[1].fk.range.limit = 0;
+    }
 
     RedisModuleCommandInfo info;
     memset(&info, 0, sizeof info);
@@ -125,7 +139,8 @@ static int set_command_info(RedisModuleCommand *handle,
 /* ------------------------------------------------------------------------ */
 
 static int create_command(RedisModuleCtx *ctx,
-                          const ebb_redis_command *command)
+                          const ebb_redis_command *command,
+                          uint64_t more_key_flags)
 {
     /* Key positions 1, 1, 1 for servers without key specs; with them the
      * server recomputes the same triple from the key spec. */
@@ -138,7 +153,7 @@ static int create_command(RedisModuleCtx *ctx,
     if (handle == NULL)
         return REDISMODULE_ERR;
     if (RedisModule_SetCommandInfo != NULL &&
-        set_command_info(handle, command) != REDISMODULE_OK) {
+        set_command_info(handle, command, more_key_flags) != REDISMODULE_OK) {
         RedisModule_Log(ctx, "warning",
                         "ebb: the server refused the metadata of %s",
                         command->name);
@@ -153,7 +168,14 @@ int ebb_redis_create_commands(RedisModuleCtx *ctx,
                               const ebb_redis_command *commands, size_t count)
 {
     for (size_t i = 0; i < count; i++)
-        if (create_command(ctx, &commands[i]) != REDISMODULE_OK)
+        if (create_command(ctx, &commands[i], 0) != REDISMODULE_OK)
             return REDISMODULE_ERR;
     return REDISMODULE_OK;
+}
+
+int ebb_redis_create_command_more_keys(RedisModuleCtx *ctx,
+                                       const ebb_redis_command *command,
+                                       uint64_t more_key_flags)
+{
+    return create_command(ctx, command, more_key_flags);
 }

@@ -120,6 +120,11 @@ bool ebb_redis_parse_positive(RedisModuleCtx *ctx,
                               const RedisModuleString *arg, const char *what,
                               bool zero_ok, double *out);
 
+/* Parse any finite number (negative too); on failure reply
+ * "ERR <what> must be a finite number". */
+bool ebb_redis_parse_finite(RedisModuleCtx *ctx, const RedisModuleString *arg,
+                            const char *what, double *out);
+
 /* Replies an error formatted as by printf (at most 255 bytes). Returns
  * REDISMODULE_OK. */
 int ebb_redis_reply_errorf(RedisModuleCtx *ctx, const char *format, ...)
@@ -245,6 +250,16 @@ int ebb_redis_create_commands(RedisModuleCtx *ctx,
                               const ebb_redis_command *commands,
                               size_t count);
 
+/* Registers one command like ebb_redis_create_commands whose key at
+ * argument 1 is followed by more keys from argument 2 on (SPECTRAL.MERGE's
+ * sources), up to a position only the handler knows: a second key spec
+ * with more_key_flags, marked incomplete, so the server asks the handler
+ * for the positions (its flags must include "getkeys-api"; it answers
+ * RedisModule_IsKeysPositionRequest). */
+int ebb_redis_create_command_more_keys(RedisModuleCtx *ctx,
+                                       const ebb_redis_command *command,
+                                       uint64_t more_key_flags);
+
 /* Creates the ACL category "ebb" on servers that can (Redis 7.4 and
  * later). Call before registering commands.
  *
@@ -258,6 +273,9 @@ void ebb_redis_add_acl_category(RedisModuleCtx *ctx);
 /* The data types and their commands (apbf_type.c, tlbf_type.c). */
 int ebb_redis_apbf_register(RedisModuleCtx *ctx);
 int ebb_redis_tlbf_register(RedisModuleCtx *ctx);
+int ebb_redis_stable_register(RedisModuleCtx *ctx);
+int ebb_redis_timing_register(RedisModuleCtx *ctx);
+int ebb_redis_spectral_register(RedisModuleCtx *ctx);
 
 /* ------------------------------------------------------------------------ */
 /* Keys and values                                                          */

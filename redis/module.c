@@ -150,7 +150,10 @@ int RedisModule_OnLoad(RedisModuleCtx *ctx, RedisModuleString **argv,
     RedisModule_SetModuleOptions(ctx, REDISMODULE_OPTIONS_HANDLE_IO_ERRORS);
     ebb_redis_add_acl_category(ctx);
     if (ebb_redis_apbf_register(ctx) != REDISMODULE_OK ||
-        ebb_redis_tlbf_register(ctx) != REDISMODULE_OK) {
+        ebb_redis_tlbf_register(ctx) != REDISMODULE_OK ||
+        ebb_redis_stable_register(ctx) != REDISMODULE_OK ||
+        ebb_redis_timing_register(ctx) != REDISMODULE_OK ||
+        ebb_redis_spectral_register(ctx) != REDISMODULE_OK) {
         RedisModule_Log(ctx, "warning",
                         "ebb: cannot register the data types or commands");
         return REDISMODULE_ERR;

@@ -107,6 +107,14 @@ int ebb_redis_snapshot_type_create(RedisModuleCtx *ctx,
         return ebb_redis_loadchunk(&NAME, ctx, argv, argc);                   \
     }
 
+/* The command-table rows (ebb_redis_command) of <NAME>.SCANDUMP and
+ * <NAME>.LOADCHUNK, the same for every family. */
+#define EBB_REDIS_SNAPSHOT_COMMAND_ROWS(prefix, NAME)                         \
+    {#NAME ".SCANDUMP", prefix##_scandump, "readonly deny-oom", 3,            \
+     EBB_REDIS_KEY_READS, "Returns the filter's snapshot chunk by chunk"},    \
+    {#NAME ".LOADCHUNK", prefix##_loadchunk, "write deny-oom", 4,             \
+     EBB_REDIS_KEY_RESTORES, "Restores a filter from SCANDUMP's chunks"}
+
 /* The data-type callbacks over the family table NAME. Ends without a
  * semicolon: the invocation supplies it. */
 #define EBB_REDIS_SNAPSHOT_CALLBACKS_(prefix, NAME)                           \

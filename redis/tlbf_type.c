@@ -660,10 +660,7 @@ static const ebb_redis_command TLBF_COMMANDS[] = {
      "Answers for each item whether it was added within the span"},
     {"TLBF.INFO", tlbf_info, "readonly fast", 2,
      EBB_REDIS_KEY_READS, "Returns the filter's parameters and counters"},
-    {"TLBF.SCANDUMP", tlbf_scandump, "readonly deny-oom", 3,
-     EBB_REDIS_KEY_READS, "Returns the filter's snapshot chunk by chunk"},
-    {"TLBF.LOADCHUNK", tlbf_loadchunk, "write deny-oom", 4,
-     EBB_REDIS_KEY_RESTORES, "Restores a filter from SCANDUMP's chunks"},
+    EBB_REDIS_SNAPSHOT_COMMAND_ROWS(tlbf, TLBF),
 };
 
 int ebb_redis_tlbf_register(RedisModuleCtx *ctx)
