@@ -6,7 +6,8 @@
 #   - the module's commands declare their key (position 1), so a node that
 #     does not own the key's slot answers MOVED, and redis-cli -c follows
 #     it: every command works from any node;
-#   - filters land on all three nodes;
+#   - filters of every type (APBF, TLBF, STABLE, TIMING, SPECTRAL) land on
+#     all three nodes;
 #   - one logical time window spread over shards with hash tags (the
 #     recipe of docs/redis.md): each item routed to one shard by a hash of
 #     the item, every item found again in its shard.
@@ -75,11 +76,34 @@ for i in $(seq 0 29); do
     expect "TLBF.ADD k$i via $from" 1 "$(c "$from" TLBF.ADD "tlbf:k$i" "item$i")"
     expect "TLBF.EXISTS k$i via $other" 1 "$(c "$other" TLBF.EXISTS "tlbf:k$i" "item$i")"
 done
+# The stable, timing and spectral types, small filters, 12 keys each.
+for i in $(seq 0 11); do
+    from=${entry[$((i % 3))]}
+    other=${entry[$(((i + 1) % 3))]}
+    expect "STABLE.RESERVE k$i via $from" OK \
+        "$(c "$from" STABLE.RESERVE "stable:k$i" MEMORY 65536)"
+    expect "STABLE.ADD k$i via $other" 1 "$(c "$other" STABLE.ADD "stable:k$i" "item$i")"
+    expect "STABLE.EXISTS k$i via $from" 1 "$(c "$from" STABLE.EXISTS "stable:k$i" "item$i")"
+    expect "TIMING.RESERVE k$i via $from" OK \
+        "$(c "$from" TIMING.RESERVE "timing:k$i" 1000)"
+    expect "TIMING.ADD k$i via $other" 1 "$(c "$other" TIMING.ADD "timing:k$i" "item$i")"
+    expect "TIMING.EXISTS k$i via $from" 1 "$(c "$from" TIMING.EXISTS "timing:k$i" "item$i")"
+    expect "SPECTRAL.RESERVE k$i via $from" OK \
+        "$(c "$from" SPECTRAL.RESERVE "spectral:k$i" COUNTERS 1000)"
+    expect "SPECTRAL.INCRBY k$i via $other" 2 \
+        "$(c "$other" SPECTRAL.INCRBY "spectral:k$i" "item$i" 2)"
+    expect "SPECTRAL.QUERY k$i via $from" 2 \
+        "$(c "$from" SPECTRAL.QUERY "spectral:k$i" "item$i")"
+done
 for node in n1 n2 n3; do
     keys=$(rcli "$node" DBSIZE)
     check "filters on $node ($keys keys)" [ "$keys" -gt 0 ]
+    for type in ebb-stabl ebb-timng ebb-spect; do
+        n=$(rcli "$node" SCAN 0 COUNT 1000 TYPE "$type" | tail -n +2 | grep -c .)
+        check "$type filters on $node ($n)" [ "$n" -gt 0 ]
+    done
 done
-expect "all keys placed" 60 \
+expect "all keys placed" 96 \
     $(($(rcli n1 DBSIZE) + $(rcli n2 DBSIZE) + $(rcli n3 DBSIZE)))
 
 # A node that does not own the key refuses it with MOVED: the key position
