@@ -105,10 +105,25 @@ r APBF.RESERVE a 1000 >/dev/null
 r APBF.ADD a x >/dev/null
 r TLBF.RESERVE t 60000 >/dev/null
 r TLBF.ADD t x >/dev/null
+r STABLE.RESERVE s1 MEMORY 65536 >/dev/null
+r STABLE.ADD s1 x >/dev/null
+r TIMING.RESERVE tm 1000 >/dev/null
+r TIMING.ADD tm x >/dev/null
+r SPECTRAL.RESERVE sp COUNTERS 1000 >/dev/null
+r SPECTRAL.INCRBY sp x 2 >/dev/null
+r SPECTRAL.RESERVE sp2 COUNTERS 1000 >/dev/null
 chunk_iter=$(r --raw APBF.SCANDUMP a 0 | head -n 1)
 
 READS="APBF.EXISTS a x|APBF.MEXISTS a x y|APBF.INFO a|APBF.SCANDUMP a 0|TLBF.EXISTS t x|TLBF.MEXISTS t x y|TLBF.INFO t|TLBF.SCANDUMP t 0"
+READS+="|STABLE.EXISTS s1 x|STABLE.MEXISTS s1 x y|STABLE.INFO s1|STABLE.SCANDUMP s1 0"
+READS+="|TIMING.EXISTS tm x|TIMING.MEXISTS tm x y|TIMING.POSTERIOR tm x PRIOR 0.5|TIMING.INFO tm|TIMING.SCANDUMP tm 0"
+READS+="|SPECTRAL.QUERY sp x|SPECTRAL.ICEBERG sp 1 x|SPECTRAL.RANGE sp 1 2|SPECTRAL.INFO sp|SPECTRAL.SCANDUMP sp 0"
 WRITES="APBF.RESERVE new 10|APBF.ADD a y|APBF.MADD a y z|APBF.INSERT a ITEMS y|APBF.LOADCHUNK new $chunk_iter xxxx|TLBF.RESERVE newt 10|TLBF.ADD t y|TLBF.MADD t y z|TLBF.ADDAT t 1 y|TLBF.INSERT t ITEMS y|TLBF.LOADCHUNK newt $chunk_iter xxxx"
+WRITES+="|STABLE.RESERVE news MEMORY 65536|STABLE.ADD s1 y|STABLE.MADD s1 y z|STABLE.TESTADD s1 y|STABLE.LOADCHUNK news $chunk_iter xxxx"
+WRITES+="|TIMING.RESERVE newtm 100|TIMING.ADD tm y|TIMING.MADD tm y z|TIMING.LOADCHUNK newtm $chunk_iter xxxx"
+WRITES+="|SPECTRAL.RESERVE newsp COUNTERS 100|SPECTRAL.INCRBY sp y 1|SPECTRAL.DECRBY sp x 1|SPECTRAL.MERGE sp sp2|SPECTRAL.LOADCHUNK newsp $chunk_iter xxxx"
+
+lines() { printf '%s\n' "$@"; }
 
 # read_only <user> <refusal regex>: the user runs every read, and every
 # write is refused with a NOPERM matching the regex and changes nothing.
@@ -128,7 +143,11 @@ read_only() {
     done
     expect "$user changed nothing (APBF)" 0 "$(r APBF.EXISTS a y)"
     expect "$user changed nothing (TLBF)" 0 "$(r TLBF.EXISTS t y)"
-    expect "$user created nothing" 0 "$(r EXISTS new newt)"
+    expect "$user changed nothing (STABLE)" 0 "$(r STABLE.EXISTS s1 y)"
+    expect "$user changed nothing (TIMING)" 0 "$(r TIMING.EXISTS tm y)"
+    expect "$user changed nothing (SPECTRAL)" "$(lines 2 0)" \
+        "$(r SPECTRAL.QUERY sp x y)"
+    expect "$user created nothing" 0 "$(r EXISTS new newt news newtm newsp)"
 }
 
 # The recipe for Redis 7.0, where module commands have no ACL category:
@@ -136,8 +155,12 @@ read_only() {
 expect "recipe: per-command rules" OK "$(r ACL SETUSER reader on '>pw' \
     resetkeys '%R~*' resetchannels -@all +@read \
     +apbf.exists +apbf.mexists +apbf.info +apbf.scandump \
-    +tlbf.exists +tlbf.mexists +tlbf.info +tlbf.scandump)"
-read_only reader "^NOPERM this user has no permissions to run the '(APBF|TLBF)\\.[A-Z]+' command"
+    +tlbf.exists +tlbf.mexists +tlbf.info +tlbf.scandump \
+    +stable.exists +stable.mexists +stable.info +stable.scandump \
+    +timing.exists +timing.mexists +timing.posterior +timing.info \
+    +timing.scandump +spectral.query +spectral.iceberg +spectral.range \
+    +spectral.info +spectral.scandump)"
+read_only reader "^NOPERM this user has no permissions to run the '(APBF|TLBF|STABLE|TIMING|SPECTRAL)\\.[A-Z]+' command"
 expect_match "reader still reads core types" '^$|^[^N]' "$(as reader GET s)"
 
 # Read-only key permissions alone stop every write of the module, because
