@@ -527,43 +527,16 @@ static int load_filter(const recent_options *opts, ebb_timing **filter)
     return result;
 }
 
-/* The model's prior when a query gives none; 0 when it has none. */
-static double model_prior(const ebb_timing_model *model)
-{
-    switch (model->kind) {
-    case EBB_TIMING_MODEL_UNIFORM:
-        return 1.0 / (double)model->universe;
-    case EBB_TIMING_MODEL_TABLE:
-        return model->default_prior;
-    default:
-        return 0.0;
-    }
-}
-
-static const char *model_name(ebb_timing_model_kind kind)
-{
-    switch (kind) {
-    case EBB_TIMING_MODEL_UNIFORM:
-        return "uniform";
-    case EBB_TIMING_MODEL_ZIPF:
-        return "zipf";
-    case EBB_TIMING_MODEL_TABLE:
-        return "table";
-    default:
-        return "distinct";
-    }
-}
-
 /* Every query needs a prior: a field, --prior, or the model's. */
 static int check_prior_source(const recent_options *opts,
                               const ebb_timing *filter)
 {
     const ebb_timing_model *model = ebb_timing_get_model(filter);
     if (opts->prior_field != 0 || opts->have_prior ||
-        model_prior(model) > 0.0)
+        ebb_timing_model_prior(model) > 0.0)
         return CLI_CONTINUE;
     cli_error(PROGRAM, "the %s model has no prior of its own: give --prior "
-              "or --prior-field%s", model_name(model->kind),
+              "or --prior-field%s", ebb_timing_model_name(model->kind),
               model->kind == EBB_TIMING_MODEL_ZIPF ? ""
                                                    : ", or --universe N");
     return CLI_EXIT_USAGE;
@@ -610,7 +583,8 @@ static void print_stats(const recent_counts *counts, const ebb_timing *filter)
             "decisions yes: %" PRIu64 "\n"
             "model: %s\n",
             counts->lines_read, counts->answered, counts->bad_lines,
-            counts->standard, counts->decided, model_name(model->kind));
+            counts->standard, counts->decided,
+            ebb_timing_model_name(model->kind));
     if (model->kind == EBB_TIMING_MODEL_UNIFORM ||
         model->kind == EBB_TIMING_MODEL_ZIPF)
         fprintf(stderr, "universe: %" PRIu64 "\n", model->universe);

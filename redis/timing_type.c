@@ -461,31 +461,6 @@ static bool timing_parse_query(RedisModuleCtx *ctx, RedisModuleString **argv,
     return true;
 }
 
-static const char *model_name(ebb_timing_model_kind kind)
-{
-    switch (kind) {
-    case EBB_TIMING_MODEL_UNIFORM:
-        return "uniform";
-    case EBB_TIMING_MODEL_ZIPF:
-        return "zipf";
-    case EBB_TIMING_MODEL_TABLE:
-        return "table";
-    default:
-        return "distinct";
-    }
-}
-
-/* The prior a query without PRIOR takes: the model's (1/|U| for UNIVERSE,
- * a table's default); 0 when it has none. */
-static double model_prior(const ebb_timing_model *model)
-{
-    if (model->kind == EBB_TIMING_MODEL_UNIFORM)
-        return 1.0 / (double)model->universe;
-    if (model->kind == EBB_TIMING_MODEL_TABLE)
-        return model->default_prior;
-    return 0.0;
-}
-
 /* False (after replying) when the query cannot be asked of filter: no
  * prior at all, or a WINDOW above the filter's. */
 static bool timing_query_fits(RedisModuleCtx *ctx, const ebb_timing *filter,
@@ -493,11 +468,11 @@ static bool timing_query_fits(RedisModuleCtx *ctx, const ebb_timing *filter,
 {
     const ebb_timing_model *model = ebb_timing_get_model(filter);
     uint64_t window = ebb_timing_get_params(filter)->window;
-    if (query->prior == 0.0 && model_prior(model) <= 0.0) {
+    if (query->prior == 0.0 && ebb_timing_model_prior(model) <= 0.0) {
         ebb_redis_reply_errorf(ctx,
                                "ERR TIMING: the %s model has no prior of its "
                                "own: give PRIOR p%s",
-                               model_name(model->kind),
+                               ebb_timing_model_name(model->kind),
                                model->kind == EBB_TIMING_MODEL_ZIPF
                                    ? ""
                                    : ", or reserve with UNIVERSE n");
@@ -656,13 +631,15 @@ static int timing_info(RedisModuleCtx *ctx, RedisModuleString **argv,
     ebb_redis_info_integer(ctx, &count, "sweep_per_add", shape.sweep_per_add);
     ebb_redis_info_double(ctx, &count, "bits_per_item", shape.bits_per_item);
     ebb_redis_info_double(ctx, &count, "fp", ebb_timing_fp(p));
-    ebb_redis_info_text(ctx, &count, "model", model_name(model->kind));
+    ebb_redis_info_text(ctx, &count, "model",
+                        ebb_timing_model_name(model->kind));
     ebb_redis_info_integer(ctx, &count, "universe",
                            model->kind == EBB_TIMING_MODEL_UNIFORM ||
                                    model->kind == EBB_TIMING_MODEL_ZIPF
                                ? model->universe
                                : 0);
-    ebb_redis_info_double(ctx, &count, "default_prior", model_prior(model));
+    ebb_redis_info_double(ctx, &count, "default_prior",
+                          ebb_timing_model_prior(model));
     ebb_redis_info_integer(ctx, &count, "memory", stats.memory_bytes);
     ebb_redis_info_integer(ctx, &count, "insertions", stats.insertions);
     ebb_redis_info_integer(ctx, &count, "current", stats.current);

@@ -154,6 +154,14 @@ double ebb_timing_distinct(const ebb_timing_model *model, double j);
  * for |U| = 0, rank 0 or rank > |U|. */
 double ebb_timing_zipf_prior(uint64_t universe, uint64_t rank);
 
+/* The prior p_x a query takes when it gives none: 1/|U| for UNIFORM (and
+ * ZIPF's would need the item's rank: 0), a TABLE's default_prior; 0 when
+ * the model has none (queries must then give p_x). */
+double ebb_timing_model_prior(const ebb_timing_model *model);
+
+/* "distinct", "uniform", "zipf" or "table" (never NULL). */
+const char *ebb_timing_model_name(ebb_timing_model_kind kind);
+
 /* ---- The filter ---------------------------------------------------------- */
 
 /* Allocates a filter, every timer expired, T_+ = 0, b = 0, with the model

@@ -326,3 +326,29 @@ double ebb_timing_zipf_prior(uint64_t universe, uint64_t rank)
         return NAN;
     return 1.0 / ((double)rank * ebb_timing_harmonic(universe));
 }
+
+double ebb_timing_model_prior(const ebb_timing_model *model)
+{
+    switch (model->kind) {
+    case EBB_TIMING_MODEL_UNIFORM:
+        return model->universe == 0 ? 0.0 : 1.0 / (double)model->universe;
+    case EBB_TIMING_MODEL_TABLE:
+        return model->default_prior;
+    default:
+        return 0.0;
+    }
+}
+
+const char *ebb_timing_model_name(ebb_timing_model_kind kind)
+{
+    switch (kind) {
+    case EBB_TIMING_MODEL_UNIFORM:
+        return "uniform";
+    case EBB_TIMING_MODEL_ZIPF:
+        return "zipf";
+    case EBB_TIMING_MODEL_TABLE:
+        return "table";
+    default:
+        return "distinct";
+    }
+}

@@ -1384,9 +1384,32 @@ static void choose_by_rate_is_smallest_memory(void **state)
     assert_int_equal(shape.memory_bytes, 24808);
 }
 
+/* The prior a query without one takes, and the models' names, which both
+ * front ends print. */
+static void model_prior_and_name(void **state) {
+    ebb_timing_model m;
+    (void)state;
+    memset(&m, 0, sizeof m);
+    m.kind = EBB_TIMING_MODEL_DISTINCT;
+    assert_true(ebb_timing_model_prior(&m) == 0.0);
+    assert_string_equal(ebb_timing_model_name(m.kind), "distinct");
+    m.kind = EBB_TIMING_MODEL_UNIFORM;
+    m.universe = 8;
+    assert_true(ebb_timing_model_prior(&m) == 0.125);
+    assert_string_equal(ebb_timing_model_name(m.kind), "uniform");
+    m.kind = EBB_TIMING_MODEL_ZIPF;
+    assert_true(ebb_timing_model_prior(&m) == 0.0);
+    assert_string_equal(ebb_timing_model_name(m.kind), "zipf");
+    m.kind = EBB_TIMING_MODEL_TABLE;
+    m.default_prior = 0.25;
+    assert_true(ebb_timing_model_prior(&m) == 0.25);
+    assert_string_equal(ebb_timing_model_name(m.kind), "table");
+}
+
 int main(void) {
 #define TEST(f) SUPPORT_TEST(f, support_setup_counting_unzeroed)
     const struct CMUnitTest tests[] = {
+        TEST(model_prior_and_name),
         TEST(params_refuse_every_invalid_field),
         TEST(describe_gives_the_derived_shape),
         TEST(create_refuses_invalid_model_and_out),
