@@ -76,6 +76,8 @@ for i in $(seq 0 29); do
     expect "TLBF.ADD k$i via $from" 1 "$(c "$from" TLBF.ADD "tlbf:k$i" "item$i")"
     expect "TLBF.EXISTS k$i via $other" 1 "$(c "$other" TLBF.EXISTS "tlbf:k$i" "item$i")"
 done
+lines() { printf '%s\n' "$@"; }
+
 # The stable, timing and spectral types, small filters, 12 keys each.
 for i in $(seq 0 11); do
     from=${entry[$((i % 3))]}
@@ -84,6 +86,10 @@ for i in $(seq 0 11); do
         "$(c "$from" STABLE.RESERVE "stable:k$i" MEMORY 65536)"
     expect "STABLE.ADD k$i via $other" 1 "$(c "$other" STABLE.ADD "stable:k$i" "item$i")"
     expect "STABLE.EXISTS k$i via $from" 1 "$(c "$from" STABLE.EXISTS "stable:k$i" "item$i")"
+    expect "STABLE.TESTADD k$i via $other" 1 \
+        "$(c "$other" STABLE.TESTADD "stable:k$i" "item$i" IMPORTANCE 1)"
+    expect "STABLE.MEXISTS k$i via $from" "$(lines 1 0)" \
+        "$(c "$from" STABLE.MEXISTS "stable:k$i" "item$i" never)"
     expect "TIMING.RESERVE k$i via $from" OK \
         "$(c "$from" TIMING.RESERVE "timing:k$i" 1000)"
     expect "TIMING.ADD k$i via $other" 1 "$(c "$other" TIMING.ADD "timing:k$i" "item$i")"
@@ -121,7 +127,6 @@ for node in n1 n2 n3; do
     done
 done
 
-lines() { printf '%s\n' "$@"; }
 expect "RESERVE" OK "$(c n1 APBF.RESERVE r:a 10000 ERROR 0.001)"
 expect "MADD" "$(lines 1 1 0)" "$(c n2 APBF.MADD r:a x y x)"
 expect "MEXISTS" "$(lines 1 1 0)" "$(c n3 APBF.MEXISTS r:a x y z)"

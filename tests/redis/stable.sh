@@ -12,8 +12,7 @@
 #      while the primary writes (it resyncs); again after a failover;
 #   3. persistence: RDB and AOF restarts (and an AOF rewrite) after 100k
 #      writes give identical DUMPs, INFO and answers; DUMP/RESTORE.
-#   4. a 3-node Redis Cluster: every command routed with redis-cli -c,
-#      keys on every node.
+#   (Redis Cluster: tests/redis/cluster.sh, with every type.)
 #
 #   bash stable.sh <ebb.so> <work directory>
 
@@ -436,43 +435,5 @@ workload $N $((N + 2000)) | pipe_quiet aof
 snapshot rdb rdb-more
 snapshot aof aof-more
 same "writes after the restarts" rdb-more aof-more
-
-# ------------------------------------------------------------------------
-# 4. Redis Cluster: every command routed with redis-cli -c
-# ------------------------------------------------------------------------
-
-CLUSTER_OPTIONS=(--cluster-enabled yes --cluster-config-file nodes.conf
-    --cluster-node-timeout 5000)
-for node in n1 n2 n3; do
-    start_server "$node" "${CLUSTER_OPTIONS[@]}" || exit 1
-done
-out=$(redis-cli --cluster create "127.0.0.1:${SERVER_PORT[n1]}" \
-    "127.0.0.1:${SERVER_PORT[n2]}" "127.0.0.1:${SERVER_PORT[n3]}" \
-    --cluster-replicas 0 --cluster-yes 2>&1)
-check "cluster created" grep -q 'All 16384 slots covered' <<<"$out" ||
-    echo "$out" >&2
-cluster_ok() {
-    local node
-    for node in n1 n2 n3; do
-        rcli "$node" CLUSTER INFO | grep -q '^cluster_state:ok' || return 1
-    done
-}
-check "cluster state ok" wait_until 30 cluster_ok
-c() { redis-cli -c -p "${SERVER_PORT[n1]}" "$@" 2>&1; }
-for i in $(seq 0 11); do
-    key="stable:$i"
-    expect "cluster RESERVE $key" OK "$(c STABLE.RESERVE "$key" MEMORY 4096)"
-    expect "cluster ADD $key" 1 "$(c STABLE.ADD "$key" x)"
-    expect "cluster TESTADD $key" 1 "$(c STABLE.TESTADD "$key" x IMPORTANCE 1)"
-    expect "cluster MADD $key" "$(printf '0\n1\n')" "$(c STABLE.MADD "$key" x y)"
-    expect "cluster EXISTS $key" 1 "$(c STABLE.EXISTS "$key" y)"
-    expect "cluster MEXISTS $key" "$(printf '1\n0\n')" \
-        "$(c STABLE.MEXISTS "$key" x never)"
-    expect "cluster INFO $key" 4 \
-        "$(c STABLE.INFO "$key" | awk 'f { print; exit } $0 == "insertions" { f = 1 }')"
-done
-for node in n1 n2 n3; do
-    check "STABLE keys on $node" [ "$(rcli "$node" DBSIZE)" -gt 0 ]
-done
 
 finish
