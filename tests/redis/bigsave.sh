@@ -80,7 +80,9 @@ background_done() {
 
 # probes <tag>: DEBUG DIGEST-VALUE and the answers to 4000 probes.
 probes() {
+    local start=$(date +%s%N)
     rcli big DEBUG DIGEST-VALUE big >"$WORK/$1.digest"
+    echo "$1: DEBUG DIGEST-VALUE in $((($(date +%s%N) - start) / 1000000)) ms"
     {
         answers big APBF.MEXISTS big item: 0 2000
         answers big APBF.MEXISTS big absent: 0 2000
