@@ -608,6 +608,31 @@ static void reply_update(RedisModuleCtx *ctx, RedisModuleString *keyname,
     ebb_redis_reply_status(ctx, SPECTRAL.name, status);
 }
 
+/* The tail of INCRBY and DECRBY once the key is open: the items parsed,
+ * the updates applied, each item's count answered, what was applied
+ * replicated and notified; closes the key and frees the batch. */
+static int update_tail(RedisModuleCtx *ctx, RedisModuleString **argv,
+                       RedisModuleKey *key, ebb_redis_value *value,
+                       update_batch *u,
+                       void (*apply)(ebb_spectral *, update_batch *),
+                       const char *command, const char *event)
+{
+    ebb_spectral *filter = value->filter;
+    if (parse_items(ctx, filter, u->pairs, u->count, 2, u->values)) {
+        ebb_redis_value_touch(value);
+        apply(filter, u);
+        read_estimates(filter, u);
+        RedisModule_ReplyWithArray(ctx, u->count);
+        for (int i = 0; i < u->count; i++)
+            reply_update(ctx, argv[1], u, i);
+        if (replicate_applied(ctx, command, argv[1], u))
+            ebb_redis_notify(ctx, &SPECTRAL, event, argv[1]);
+    }
+    RedisModule_CloseKey(key);
+    update_batch_free(u);
+    return REDISMODULE_OK;
+}
+
 /* SPECTRAL.INCRBY key item n [item n ...] */
 static int spectral_incrby(RedisModuleCtx *ctx, RedisModuleString **argv,
                            int argc)
@@ -624,23 +649,8 @@ static int spectral_incrby(RedisModuleCtx *ctx, RedisModuleString **argv,
         update_batch_free(&u);
         return REDISMODULE_OK;
     }
-    ebb_spectral *filter = value->filter;
-    if (!parse_items(ctx, filter, u.pairs, u.count, 2, u.values)) {
-        RedisModule_CloseKey(key);
-        update_batch_free(&u);
-        return REDISMODULE_OK;
-    }
-    ebb_redis_value_touch(value);
-    apply_increments(filter, &u);
-    read_estimates(filter, &u);
-    RedisModule_ReplyWithArray(ctx, u.count);
-    for (int i = 0; i < u.count; i++)
-        reply_update(ctx, argv[1], &u, i);
-    if (replicate_applied(ctx, "SPECTRAL.INCRBY", argv[1], &u))
-        ebb_redis_notify(ctx, &SPECTRAL, "incrby", argv[1]);
-    RedisModule_CloseKey(key);
-    update_batch_free(&u);
-    return REDISMODULE_OK;
+    return update_tail(ctx, argv, key, value, &u, apply_increments,
+                       "SPECTRAL.INCRBY", "incrby");
 }
 
 /* SPECTRAL.DECRBY key item n [item n ...]: never creates a key (a
@@ -673,23 +683,8 @@ static int spectral_decrby(RedisModuleCtx *ctx, RedisModuleString **argv,
         update_batch_free(&u);
         return RedisModule_ReplyWithError(ctx, refusal);
     }
-    ebb_spectral *filter = value->filter;
-    if (!parse_items(ctx, filter, u.pairs, u.count, 2, u.values)) {
-        RedisModule_CloseKey(key);
-        update_batch_free(&u);
-        return REDISMODULE_OK;
-    }
-    ebb_redis_value_touch(value);
-    apply_decrements(filter, &u);
-    read_estimates(filter, &u);
-    RedisModule_ReplyWithArray(ctx, u.count);
-    for (int i = 0; i < u.count; i++)
-        reply_update(ctx, argv[1], &u, i);
-    if (replicate_applied(ctx, "SPECTRAL.DECRBY", argv[1], &u))
-        ebb_redis_notify(ctx, &SPECTRAL, "decrby", argv[1]);
-    RedisModule_CloseKey(key);
-    update_batch_free(&u);
-    return REDISMODULE_OK;
+    return update_tail(ctx, argv, key, value, &u, apply_decrements,
+                       "SPECTRAL.DECRBY", "decrby");
 }
 
 /* ------------------------------------------------------------------------ */
