@@ -15,7 +15,9 @@
 #                 sdsl-lite's dac_vector and vlc_vector: bench/sdsl_peer.cpp,
 #                 a GPL-3 peer, benchmark only), then ebb-bench-bound (the
 #                 cheapest blocked query we could write beside libbloom:
-#                 bench/bound.c),
+#                 bench/bound.c), then ebb-bench-prototype (issue 17: the
+#                 APBF beside a model of RedisBloom's prototype APBF,
+#                 bench/prototype.c; ~6 min),
 #                 then the Redis module under redis-benchmark
 #   make experiments  reproduce the papers' tables and figures into
 #                 docs/results/ (CSV, PNG, markdown); minutes, not in CI
@@ -121,11 +123,13 @@ run: build
 
 bench: deps
 	cmake -S . -B $(BENCH_DIR) -DCMAKE_BUILD_TYPE=Release -DEBB_NATIVE=ON
-	cmake --build $(BENCH_DIR) -j$(JOBS) --target ebb_bench ebb_bench_bound ebb_bench_zipf ebb
+	cmake --build $(BENCH_DIR) -j$(JOBS) --target ebb_bench ebb_bench_bound ebb_bench_zipf \
+	    ebb_bench_prototype ebb
 	$(BENCH_DIR)/bench/ebb-bench
 	if [ -x $(BENCH_DIR)/bench/ebb-bench-sdsl ]; then $(BENCH_DIR)/bench/ebb-bench-sdsl; \
 	else echo "bench: ebb-bench-sdsl not built (libsdsl-dev or g++ missing): no sdsl-lite rows"; fi
 	$(BENCH_DIR)/bench/ebb-bench-bound
+	$(BENCH_DIR)/bench/ebb-bench-prototype
 	bash bench/count-bench.sh $(BENCH_DIR)
 	if [ -f bench/redis-bench.sh ]; then \
 	    cmake --build $(BENCH_DIR) -j$(JOBS) --target ebb_redis_module && \

@@ -150,6 +150,10 @@ typedef enum bench_variant {
     BENCH_SPECTRAL_MI,      /* ... Minimal Increase                       */
     BENCH_SPECTRAL_RM,      /* ... Recurring Minimum (marker on)          */
     BENCH_HASH_TABLE,       /* GLib's GHashTable, an exact count          */
+    BENCH_PROTOTYPE_MODEL,  /* issue 17's model of RedisBloom's prototype
+                               APBF (prototype.c, ebb-bench-prototype)    */
+    BENCH_APBF_RING_KL,     /* an explicit (k, l) shape, ring layout       */
+    BENCH_APBF_SLICED_KL,   /* ... bit-sliced layout                       */
     BENCH_VARIANTS
 } bench_variant;
 
@@ -270,6 +274,14 @@ bool bench_probe_uncounted(const bench_subject *s, const bench_key *key,
 bool bench_spectral_create(bench_subject *s);
 bool bench_hash_table_create(bench_subject *s);
 
+/* An APBF subject of explicit params (ebb-bench-prototype: a (k, l) shape
+ * sized for the window, ring or sliced): requested fp = ebb_apbf_fp(k, l),
+ * chooser names how p was made. False, with a message on stderr, when the
+ * library refuses it (subjects.c). */
+bool bench_apbf_subject_create(bench_subject *s, bench_variant variant,
+                               uint64_t window, const ebb_apbf_params *p,
+                               const char *chooser);
+
 /* Creates the variant's filter for (window, fp); false (with a message on
  * stderr) when the library refuses the shape. */
 bool bench_subject_create(bench_subject *s, bench_variant variant,
@@ -358,6 +370,10 @@ typedef struct bench_plan {
     size_t queries;
 } bench_plan;
 
+/* The plan ebb-bench uses at a window: runs, timed adds, queries
+ * (suite.c). */
+bench_plan bench_plan_for(uint64_t window, const bench_options *options);
+
 /* Rows one subject yields at most: test-and-add, add and contains, each
  * one call at a time and batched (the BTBF: add, contains, infer and
  * infer_prior: 6). */
@@ -402,6 +418,12 @@ void bench_report_text(bench_report *r, const char *format, ...)
 #endif
     ;
 void bench_report_end(bench_report *r);
+/* One line "<issue> <what> <value><unit> (>= <target><unit>)  target met:
+ * yes/no", or "not measured in this run  target met: no" when row is NULL
+ * or value not finite (suite.c, the form of every target line). */
+void bench_report_verdict(bench_report *r, const char *issue,
+                          const char *what, const bench_row *row,
+                          double value, double target, const char *unit);
 
 /* ------------------------------------------------------------------------ */
 /* The string-array index (strarray.c)                                      */

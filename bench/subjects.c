@@ -94,6 +94,9 @@ static const variant_info variant_table[BENCH_VARIANTS] = {
     {"spectral MI", "spectral", "spectral-mi"},
     {"spectral RM", "spectral", "spectral-rm"},
     {"GHashTable exact", "GHashTable", "ghashtable"},
+    {"prototype model", "prototype", "prototype-model"},
+    {"APBF ring", "APBF", "apbf-ring"},
+    {"APBF sliced", "APBF", "apbf-sliced"},
 };
 
 const char *bench_variant_name(bench_variant variant)
@@ -270,19 +273,20 @@ static bool apbf_shape(bench_subject *s, ebb_apbf_params *p)
     return bench_status_ok("ebb_apbf_choose_goal", ebb_apbf_choose_goal(&goal, p));
 }
 
-static bool apbf_create(bench_subject *s)
+/* Creates the filter of params p into s (the shape's fields set). */
+static bool apbf_init(bench_subject *s, ebb_apbf_params p)
 {
-    ebb_apbf_params p;
     ebb_apbf *f;
-    if (!apbf_shape(s, &p) ||
-        !bench_status_ok("ebb_apbf_create", ebb_apbf_create(&p, BENCH_FILTER_SEED, &f)))
+    if (!bench_status_ok("ebb_apbf_create", ebb_apbf_create(&p, BENCH_FILTER_SEED, &f)))
         return false;
     s->filter = f;
     s->k = p.k;
     s->l = p.l;
     s->block_bits = p.block_bits;
     s->block_hashes = p.block_hashes;
-    if (p.block_bits == 0)
+    if (p.layout == EBB_APBF_LAYOUT_SLICED)
+        snprintf(s->shape, sizeof s->shape, "k=%u l=%u sliced", p.k, p.l);
+    else if (p.block_bits == 0)
         snprintf(s->shape, sizeof s->shape, "k=%u l=%u", p.k, p.l);
     else
         snprintf(s->shape, sizeof s->shape, "k=%u l=%u B=%u b=%u", p.k, p.l,
@@ -305,6 +309,24 @@ static bool apbf_create(bench_subject *s)
     s->memory = apbf_memory;
     s->destroy = apbf_destroy;
     return true;
+}
+
+static bool apbf_create(bench_subject *s)
+{
+    ebb_apbf_params p;
+    return apbf_shape(s, &p) && apbf_init(s, p);
+}
+
+bool bench_apbf_subject_create(bench_subject *s, bench_variant variant,
+                               uint64_t window, const ebb_apbf_params *p,
+                               const char *chooser)
+{
+    memset(s, 0, sizeof *s);
+    s->variant = variant;
+    s->window = window;
+    s->fp = ebb_apbf_fp(p->k, p->l);
+    snprintf(s->chooser, sizeof s->chooser, "%s", chooser);
+    return apbf_init(s, *p);
 }
 
 /* ------------------------------------------------------------------------ */

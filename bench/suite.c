@@ -162,6 +162,11 @@ static bench_plan make_plan(uint64_t window, const bench_options *options)
     return plan;
 }
 
+bench_plan bench_plan_for(uint64_t window, const bench_options *options)
+{
+    return make_plan(window, options);
+}
+
 /* ------------------------------------------------------------------------ */
 /* Running                                                                  */
 /* ------------------------------------------------------------------------ */
@@ -225,6 +230,13 @@ static void print_verdict(bench_report *r, const char *issue, const char *what,
     }
     bench_report_text(r, "  %-8s %-66s %6.2f%s (>= %.2f%s)  target met: %s\n", issue,
                       what, value, unit, target, unit, value >= target ? "yes" : "no");
+}
+
+void bench_report_verdict(bench_report *r, const char *issue, const char *what,
+                          const bench_row *row, double value, double target,
+                          const char *unit)
+{
+    print_verdict(r, issue, what, row, value, target, unit);
 }
 
 /* A time ratio that must stay at most `limit` (row NULL: not measured). */

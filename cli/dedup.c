@@ -122,7 +122,7 @@ static void print_usage(FILE *out)
     fprintf(out,
             "Usage: ebb dedup [--window N] [--fp P] [--max-npws F] [--max-accesses A]\n"
             "                 [--blocked] [--block-bits B] [--block-hashes b]\n"
-            "                 [LINE OPTIONS] [FILE...]\n"
+            "                 [--layout ring|sliced] [LINE OPTIONS] [FILE...]\n"
             "       ebb dedup --time-window DUR [--rate R] [--max-memory BYTES]\n"
             "                 [--policy refuse|evict] [--fp P] [--max-npws F]\n"
             "                 [--time-field N] [--time-format FORMAT]\n"
@@ -172,6 +172,10 @@ static void print_usage(FILE *out)
             "  --block-hashes b\n"
             "                 bits set per block, 1, 2, 4 or 8 (default: the\n"
             "                 chooser picks); implies --blocked\n"
+            "  --layout L     how the slices are stored: ring (k + l bit arrays,\n"
+            "                 the default) or sliced (m cells of 16 to 128 bits,\n"
+            "                 one bit per slice: a query loads k cells; plain\n"
+            "                 slices, k + l + 1 <= 128)\n"
             "\n"
             "Time windows:\n"
             "  --time-window DUR\n"
@@ -364,6 +368,9 @@ static int check_combinations(const dedup_options *opts)
                   count_option);
         return CLI_EXIT_USAGE;
     }
+    int layout = cli_check_layout(DEDUP_PROGRAM, &opts->sizing);
+    if (layout != CLI_CONTINUE)
+        return layout;
     if (opts->have_time_format && opts->time_field == 0) {
         cli_error(DEDUP_PROGRAM, "--time-format requires --time-field");
         return CLI_EXIT_USAGE;

@@ -43,7 +43,10 @@ static void describe_goal(const ebb_apbf_goal *goal, char *out, size_t size)
         if (goal->max_accesses > 0.0)
             snprintf(accesses, sizeof accesses, " with max-accesses %g",
                      goal->max_accesses);
-        snprintf(out, size, "%s%s", npws, accesses);
+        snprintf(out, size, "%s%s%s", npws, accesses,
+                 goal->layout == EBB_APBF_LAYOUT_SLICED
+                     ? " in the sliced layout (k + l + 1 <= 128)"
+                     : "");
         return;
     }
     char hashes[32] = "any";
@@ -118,6 +121,11 @@ static int check_state_blocks(const dedup_options *opts, const char *path,
         return disagrees("--block-hashes", opts->sizing.block_hashes_text, path,
                          what);
     }
+    if (opts->sizing.have_layout && opts->sizing.layout != loaded->layout) {
+        snprintf(what, sizeof what, "layout %s",
+                 cli_layout_name(loaded->layout));
+        return disagrees("--layout", opts->sizing.layout_text, path, what);
+    }
     return DEDUP_CONTINUE;
 }
 
@@ -157,6 +165,7 @@ static int check_state_bounds(const dedup_options *opts, const char *path,
     ebb_apbf_goal goal = cli_sizing_goal(&opts->sizing, window,
                                          loaded->block_bits,
                                          loaded->block_hashes);
+    goal.layout = loaded->layout; /* the chooser's (k, l) depend on it */
     ebb_apbf_params wanted;
     ebb_status result = ebb_apbf_choose_goal(&goal, &wanted);
     if (result == EBB_OK && wanted.k == loaded->k && wanted.l == loaded->l)
@@ -261,6 +270,7 @@ static bool first_count_option(const dedup_options *opts, const char **option,
         {opts->sizing.have_block_bits, "--block-bits", opts->sizing.block_bits_text},
         {opts->sizing.have_block_hashes, "--block-hashes", opts->sizing.block_hashes_text},
         {opts->sizing.have_max_accesses, "--max-accesses", opts->sizing.max_accesses_text},
+        {opts->sizing.have_layout, "--layout", opts->sizing.layout_text},
     };
     for (size_t i = 0; i < sizeof count_options / sizeof count_options[0]; i++)
         if (count_options[i].given) {
@@ -517,6 +527,24 @@ int dedup_save_filter(const char *path, const dedup_filter *filter)
 /* --stats                                                                  */
 /* ------------------------------------------------------------------------ */
 
+/* The bit-sliced layout, its cells and their padding (nothing for the
+ * ring, as the block lines are printed for blocked filters only). */
+static void print_layout(const ebb_apbf_params *params)
+{
+    uint32_t padding_bits;
+    uint64_t padding_bytes;
+    if (params->layout != EBB_APBF_LAYOUT_SLICED ||
+        ebb_apbf_layout_padding(params, &padding_bits, &padding_bytes) !=
+            EBB_OK)
+        return;
+    fprintf(stderr,
+            "layout: sliced\n"
+            "cell bits: %" PRIu32 "\n"
+            "padding bits per cell: %" PRIu32 "\n"
+            "padding bytes: %" PRIu64 "\n",
+            params->cell_bits, padding_bits, padding_bytes);
+}
+
 static void print_count_stats(const dedup_options *opts, const ebb_apbf *apbf,
                               const dedup_counts *counts, bool loaded)
 {
@@ -544,6 +572,7 @@ static void print_count_stats(const dedup_options *opts, const ebb_apbf *apbf,
                 "block bits: %" PRIu32 "\n"
                 "block hashes: %" PRIu32 "\n",
                 stats.params.block_bits, stats.params.block_hashes);
+    print_layout(&stats.params);
     if (opts->skip_bad)
         fprintf(stderr, "bad lines: %" PRIu64 "\n", counts->bad_lines);
 }

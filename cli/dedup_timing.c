@@ -49,6 +49,7 @@ bool dedup_non_timing_option_given(const dedup_options *opts,
         {s->have_blocked, "--blocked", ""},
         {s->have_block_bits, "--block-bits", s->block_bits_text},
         {s->have_block_hashes, "--block-hashes", s->block_hashes_text},
+        {s->have_layout, "--layout", s->layout_text},
     };
     for (size_t i = 0; i < sizeof others / sizeof others[0]; i++)
         if (others[i].given) {

@@ -10,6 +10,8 @@
 
 #include "options.h"
 
+#include <string.h>
+
 #include "common.h"
 #include "units.h"
 
@@ -130,6 +132,22 @@ static int apply_time_option(const char *program, int option,
     return CLI_CONTINUE;
 }
 
+/* --layout ring|sliced. */
+static int apply_layout_option(const char *program, const char *value,
+                               cli_sizing_options *sizing)
+{
+    if (strcmp(value, "ring") == 0)
+        sizing->layout = EBB_APBF_LAYOUT_RING;
+    else if (strcmp(value, "sliced") == 0)
+        sizing->layout = EBB_APBF_LAYOUT_SLICED;
+    else
+        return cli_invalid_value(program, "--layout", value,
+                                 "must be ring or sliced");
+    sizing->have_layout = true;
+    sizing->layout_text = value;
+    return CLI_CONTINUE;
+}
+
 int cli_apply_sizing_option(const char *program, int option,
                             const char *value, cli_sizing_options *sizing)
 {
@@ -146,6 +164,8 @@ int cli_apply_sizing_option(const char *program, int option,
     case CLI_OPTION_TIME_WINDOW:
     case CLI_OPTION_RATE:
         return apply_time_option(program, option, value, sizing);
+    case CLI_OPTION_LAYOUT:
+        return apply_layout_option(program, value, sizing);
     default:
         cli_error(program, "internal error: option %d not handled", option);
         return CLI_EXIT_USAGE;
@@ -162,7 +182,37 @@ const char *cli_blocked_option_given(const cli_sizing_options *sizing)
         return "--block-hashes";
     if (sizing->have_max_accesses)
         return "--max-accesses";
+    if (sizing->have_layout)
+        return "--layout";
     return NULL;
+}
+
+uint32_t cli_sizing_layout(const cli_sizing_options *sizing, uint64_t window,
+                           bool blocked)
+{
+    if (sizing->have_layout)
+        return sizing->layout;
+    return blocked ? EBB_APBF_LAYOUT_RING
+                   : ebb_apbf_preferred_layout(window, sizing->fp);
+}
+
+const char *cli_layout_name(uint32_t layout)
+{
+    return layout == EBB_APBF_LAYOUT_SLICED ? "sliced" : "ring";
+}
+
+int cli_check_layout(const char *program, const cli_sizing_options *sizing)
+{
+    if (!sizing->have_layout || sizing->layout != EBB_APBF_LAYOUT_SLICED ||
+        !sizing->blocked)
+        return CLI_CONTINUE;
+    const char *blocked = sizing->have_blocked       ? "--blocked"
+                          : sizing->have_block_bits ? "--block-bits"
+                                                    : "--block-hashes";
+    cli_error(program, "--layout sliced cannot be combined with %s "
+                       "(the bit-sliced layout holds plain slices)",
+              blocked);
+    return CLI_EXIT_USAGE;
 }
 
 int cli_parse_options(const char *program, int argc, char **argv,
@@ -205,5 +255,6 @@ ebb_apbf_goal cli_sizing_goal(const cli_sizing_options *sizing,
                                   : 0.0;
     goal.block_bits = block_bits;
     goal.block_hashes = blocked ? block_hashes : 0;
+    goal.layout = cli_sizing_layout(sizing, window, blocked);
     return goal;
 }

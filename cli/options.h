@@ -3,7 +3,7 @@
  * options.h: the options that size a filter, which `ebb dedup` and `ebb
  * params` both take with the same meaning, values and messages: --window,
  * --fp, --max-npws, --max-accesses, --blocked, --block-bits,
- * --block-hashes, --time-window and --rate. Also the getopt_long loop
+ * --block-hashes, --layout, --time-window and --rate. Also the getopt_long loop
  * every subcommand runs.
  *
  * A subcommand lists CLI_SIZING_LONG_OPTIONS in its option table, numbers
@@ -33,6 +33,7 @@ enum {
     CLI_OPTION_MAX_ACCESSES,
     CLI_OPTION_TIME_WINDOW,
     CLI_OPTION_RATE,
+    CLI_OPTION_LAYOUT,
     CLI_OPTION_FIRST_OWN /* a subcommand's own options start here */
 };
 
@@ -46,7 +47,8 @@ enum {
         {"block-bits", required_argument, NULL, CLI_OPTION_BLOCK_BITS},        \
         {"block-hashes", required_argument, NULL, CLI_OPTION_BLOCK_HASHES},    \
         {"time-window", required_argument, NULL, CLI_OPTION_TIME_WINDOW},      \
-        {"rate", required_argument, NULL, CLI_OPTION_RATE}
+        {"rate", required_argument, NULL, CLI_OPTION_RATE},                    \
+        {"layout", required_argument, NULL, CLI_OPTION_LAYOUT}
 
 /* What the sizing options said. A have_ flag tells whether the option was
  * given; the value is the default the subcommand set until then. */
@@ -59,6 +61,10 @@ typedef struct cli_sizing_options {
     /* Blocked slices: --blocked, or implied by --block-bits/--block-hashes. */
     bool blocked, have_blocked, have_block_bits, have_block_hashes;
     uint32_t block_bits, block_hashes;
+    /* --layout ring|sliced; without it ebb_apbf_preferred_layout decides
+     * (cli_sizing_layout). */
+    uint32_t layout;
+    bool have_layout;
 
     /* Both kinds. */
     double fp;
@@ -74,7 +80,7 @@ typedef struct cli_sizing_options {
 
     /* The texts as typed, for messages. */
     const char *window_text, *fp_text, *max_npws_text, *max_accesses_text;
-    const char *block_bits_text, *block_hashes_text;
+    const char *block_bits_text, *block_hashes_text, *layout_text;
     const char *time_window_text, *rate_text;
 } cli_sizing_options;
 
@@ -115,9 +121,22 @@ ebb_apbf_goal cli_sizing_goal(const cli_sizing_options *sizing,
                               uint64_t window, uint32_t block_bits,
                               uint32_t block_hashes);
 
-/* The first of --blocked, --block-bits, --block-hashes and --max-accesses
- * given (options only a count window takes), or NULL. */
+/* The first of --blocked, --block-bits, --block-hashes, --max-accesses
+ * and --layout given (options only a count window takes), or NULL. */
 const char *cli_blocked_option_given(const cli_sizing_options *sizing);
+
+/* The layout a new count-window filter gets: --layout if given; else the
+ * ring for blocked slices (the bit-sliced layout holds plain ones only),
+ * ebb_apbf_preferred_layout(window, fp) for plain ones. */
+uint32_t cli_sizing_layout(const cli_sizing_options *sizing, uint64_t window,
+                           bool blocked);
+
+/* "ring" or "sliced". */
+const char *cli_layout_name(uint32_t layout);
+
+/* --layout sliced with a blocked option: the usage error naming the
+ * blocked option (returns CLI_EXIT_USAGE), or CLI_CONTINUE. */
+int cli_check_layout(const char *program, const cli_sizing_options *sizing);
 
 /* How a subcommand applies one of its options: returns CLI_CONTINUE or the
  * exit status. */

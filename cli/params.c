@@ -15,6 +15,7 @@
  *              --memory SIZE [--k K] [--counter-bits B]]
  *              [--storage S] [--json]
  *   BLOCKS: --blocked [--block-bits B] [--block-hashes b]
+ *           | --layout ring|sliced
  *
  * The first form asks the library which (k, l) it would choose (for a
  * blocked filter with the default bounds on NPWS and accesses, as `ebb
@@ -65,7 +66,7 @@ enum { OPTION_FILL = CLI_OPTION_FIRST_OWN };
 typedef struct params_report {
     ebb_apbf_params shape;
     size_t memory_bytes;
-    double bits_per_item;  /* (k + l) * m / w                          */
+    double bits_per_item;  /* (k + l) * m / w; sliced: W * m / w         */
     double fp;             /* ebb_apbf_fp: the geometric worst case      */
     uint64_t slack;        /* k * g items beyond w may still be reported */
     double npws;
@@ -73,6 +74,8 @@ typedef struct params_report {
     /* All three access figures, for the human output only: the window
      * figure costs O(k^2 l^2), seconds for the largest shapes. */
     ebb_apbf_accesses accesses;
+    uint32_t padding_bits; /* the sliced layout's unused planes per cell */
+    uint64_t padding_bytes;
 } params_report;
 
 static void print_usage(FILE *out)
@@ -94,6 +97,7 @@ static void print_usage(FILE *out)
             "                  [--error E | --memory SIZE [--k K]\n"
             "                  [--counter-bits B]] [--storage S] [--json]\n"
             "  BLOCKS: --blocked [--block-bits B] [--block-hashes b]\n"
+            "          | --layout ring|sliced\n"
             "  STABLE OPTIONS: [--draw independent|consecutive]\n"
             "                  [--importance-classes 2 [--important-fraction F]]\n"
             "                  [--importance-classes levels]\n"
@@ -136,6 +140,9 @@ static void print_usage(FILE *out)
             "  --block-hashes b\n"
             "                 bits set per block, 1, 2, 4 or 8 (default: the\n"
             "                 chooser picks; %u with --k/--l); implies --blocked\n"
+            "  --layout L     ring (default) or sliced: m cells of 16 to 128\n"
+            "                 bits, k + l + 1 <= 128, a query loads k cells;\n"
+            "                 shows the cell bits and the padding's memory\n"
             "  --time-window DUR\n"
             "                 a window of time: a number and a unit, ns, us,\n"
             "                 ms, s, m, h or d (500ms, 30s, 1.5h, 7d)\n"
@@ -351,6 +358,8 @@ static int check_count_request(const params_request *req)
         cli_error(PROGRAM, "--fill cannot be combined with --blocked");
         return CLI_EXIT_USAGE;
     }
+    if (cli_check_layout(PROGRAM, sizing) != CLI_CONTINUE)
+        return CLI_EXIT_USAGE;
     bool explicit_kl = req->have_k || req->have_l;
     if (explicit_kl) {
         if (!req->have_k || !req->have_l) {
@@ -457,6 +466,10 @@ static int choose_shape(const params_request *req, ebb_apbf_params *shape)
         status = ebb_apbf_params_from_kl_blocked(
             req->k, req->l, window, req->sizing.blocked ? req->sizing.block_bits : 0,
             req->sizing.blocked ? hashes : 0, shape);
+        if (status == EBB_OK)
+            status = ebb_apbf_params_set_layout(
+                shape, cli_sizing_layout(&req->sizing, window,
+                                         req->sizing.blocked));
         if (status != EBB_OK) {
             cli_error(PROGRAM, "cannot size k=%" PRIu32 ", l=%" PRIu32
                       " for a window of %" PRIu64 ": %s",
@@ -477,7 +490,10 @@ static int choose_shape(const params_request *req, ebb_apbf_params *shape)
                      goal.max_accesses);
         cli_error(PROGRAM, "cannot size a filter for --window %s --fp %s%s%s%s"
                   ": %s", req->sizing.window_text, req->sizing.fp_text, npws, accesses,
-                  req->sizing.blocked ? " (blocked)" : "", ebb_strerror(status));
+                  req->sizing.blocked                     ? " (blocked)"
+                  : goal.layout == EBB_APBF_LAYOUT_SLICED ? " (sliced)"
+                                                          : "",
+                  ebb_strerror(status));
         return CLI_EXIT_USAGE;
     }
     return -1;
@@ -505,8 +521,17 @@ static int build_report(const ebb_apbf_params *shape, ebb_fill_model fill,
                   ebb_strerror(status));
         return CLI_EXIT_USAGE;
     }
-    report->bits_per_item = (double)(shape->k + shape->l) *
-                            (double)shape->slice_bits / (double)shape->window;
+    bool sliced = shape->layout == EBB_APBF_LAYOUT_SLICED;
+    uint32_t planes = sliced ? shape->cell_bits : shape->k + shape->l;
+    report->bits_per_item = (double)planes * (double)shape->slice_bits /
+                            (double)shape->window;
+    status = ebb_apbf_layout_padding(shape, &report->padding_bits,
+                                     &report->padding_bytes);
+    if (status != EBB_OK) {
+        cli_error(PROGRAM, "cannot compute the padding: %s",
+                  ebb_strerror(status));
+        return CLI_EXIT_USAGE;
+    }
     status = report_ratios(shape, fill, ratios);
     if (status == EBB_OK && human)
         status = ebb_apbf_expected_accesses(shape->k, shape->l, ratios,
@@ -523,6 +548,9 @@ static int build_report(const ebb_apbf_params *shape, ebb_fill_model fill,
                        : ebb_apbf_npws(shape->k, shape->l);
     report->accesses_false =
         ebb_apbf_accesses_false_ratios(shape->k, shape->l, ratios);
+    if (sliced) /* every query loads its k cells, whatever they hold */
+        report->accesses_false = report->accesses.window_item =
+            report->accesses.false_positive = (double)shape->k;
 
     /* Neither JSON nor a reader can do anything with NaN or infinity: a
      * non-finite value means the library refused the shape. */
@@ -574,6 +602,13 @@ static void print_human(const params_report *r)
     if (r->shape.block_bits != 0) {
         printf("block bits:      %" PRIu32 "\n", r->shape.block_bits);
         printf("block hashes:    %" PRIu32 "\n", r->shape.block_hashes);
+    }
+    /* Like the block lines, for the bit-sliced layout only. */
+    if (r->shape.layout == EBB_APBF_LAYOUT_SLICED) {
+        printf("layout:          sliced\n");
+        printf("cell bits:       %" PRIu32 "\n", r->shape.cell_bits);
+        printf("padding bits:    %" PRIu32 "\n", r->padding_bits);
+        printf("padding bytes:   %" PRIu64 "\n", r->padding_bytes);
     }
 }
 

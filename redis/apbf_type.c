@@ -3,13 +3,14 @@
  * apbf_type.c: the APBF data type ("ebb-apbf-") and its commands.
  *
  *   APBF.RESERVE   key window [ERROR fp] [MAXNPWS f] [MAXACCESSES a]
- *                  [BLOCKED]
+ *                  [BLOCKED] [LAYOUT RING|SLICED]
  *   APBF.RESERVE   key window SHAPE k l slice-bits [BLOCKS bits hashes]
+ *                  [LAYOUT RING|SLICED [CELLBITS w]]
  *   APBF.ADD       key item [NOCREATE]             -> 1 new / 0 seen
  *   APBF.MADD      key item [item ...]             -> array of 1/0
  *   APBF.INSERT    key [NOCREATE] [WINDOW w] [ERROR fp] [MAXNPWS f]
- *                  [MAXACCESSES a]
- *                  [BLOCKED] ITEMS item [item ...] -> array of 1/0
+ *                  [MAXACCESSES a] [BLOCKED] [LAYOUT RING|SLICED]
+ *                  ITEMS item [item ...]           -> array of 1/0
  *   APBF.EXISTS    key item                        -> 1 / 0
  *   APBF.MEXISTS   key item [item ...]             -> array of 1/0
  *   APBF.INFO      key                             -> field/value pairs
@@ -18,9 +19,11 @@
  *
  * The filter is deterministic (its answers depend only on the sequence of
  * adds), so writes replicate verbatim. RESERVE, and a write that creates
- * its key, replicate the shape that was chosen (the SHAPE form), so a
- * replica or an AOF replay never depends on its own defaults, chooser or
- * memory.
+ * its key, replicate the shape that was chosen (the SHAPE form, with
+ * LAYOUT SLICED CELLBITS w for the bit-sliced layout), so a replica or an
+ * AOF replay never depends on its own defaults, chooser or memory. SHAPE
+ * without LAYOUT is the ring, whatever the default layout of a new key
+ * (APBF_DEFAULT_LAYOUT) becomes: that is what older primaries replicated.
  */
 #include <limits.h>
 
@@ -43,6 +46,10 @@
  * 9% more memory (docs/redis.md). */
 #define APBF_BLOCK_BITS EBB_APBF_BLOCK_LINE
 #define APBF_BLOCK_HASHES 4u
+/* The layout of a key created without LAYOUT, for plain slices: the
+ * library's choice for the window and error rate (ring today; docs/bench.md
+ * says where the bit-sliced layout wins). BLOCKED keys are always rings. */
+#define APBF_DEFAULT_LAYOUT(window, fp) ebb_apbf_preferred_layout(window, fp)
 /* Keys hashed at once by MADD, MEXISTS and INSERT. */
 #define APBF_BATCH 64
 
@@ -60,7 +67,13 @@ typedef struct apbf_options {
     double fp;
     double max_npws;     /* 0: no bound; negative: not given (the default) */
     double max_accesses; /* expected reads of a false query */
+    bool accesses_given; /* MAXACCESSES was given */
     bool blocked;
+    /* LAYOUT RING|SLICED (layout_given), and with SHAPE, CELLBITS w (0:
+     * the smallest cell for k + l + 1 planes). */
+    bool layout_given;
+    uint32_t layout;
+    uint32_t cell_bits;
     /* ERROR, MAXNPWS, MAXACCESSES or BLOCKED was given: a goal the chooser
      * meets. */
     bool goal_given;
@@ -73,8 +86,12 @@ typedef struct apbf_options {
 } apbf_options;
 
 static const apbf_options APBF_DEFAULTS = {
-    APBF_DEFAULT_WINDOW, APBF_DEFAULT_FP, -1.0, APBF_DEFAULT_MAX_ACCESSES,
-    false, false, false, false, {0, 0, 0, 0, 0, 0, 0}};
+    .window = APBF_DEFAULT_WINDOW,
+    .fp = APBF_DEFAULT_FP,
+    .max_npws = -1.0,
+    .max_accesses = APBF_DEFAULT_MAX_ACCESSES,
+    .layout = EBB_APBF_LAYOUT_RING,
+};
 
 /* SHAPE k l slice-bits at argv[*i + 1 ..]: each an integer within the
  * library's limits (the rest of the shape is checked as a snapshot's is,
@@ -112,6 +129,54 @@ static bool apbf_parse_blocks(RedisModuleCtx *ctx, RedisModuleString **argv,
     options->params.block_bits = (uint32_t)bits;
     options->params.block_hashes = (uint32_t)hashes;
     return true;
+}
+
+/* LAYOUT RING|SLICED at argv[0]. */
+static bool apbf_parse_layout(RedisModuleCtx *ctx, RedisModuleString *arg,
+                              apbf_options *options)
+{
+    if (ebb_redis_arg_is(arg, "RING"))
+        options->layout = EBB_APBF_LAYOUT_RING;
+    else if (ebb_redis_arg_is(arg, "SLICED"))
+        options->layout = EBB_APBF_LAYOUT_SLICED;
+    else {
+        RedisModule_ReplyWithError(ctx, "ERR APBF: LAYOUT must be RING or "
+                                        "SLICED");
+        return false;
+    }
+    options->layout_given = true;
+    return true;
+}
+
+/* CELLBITS w at argv[0]: 16, 32, 64 or 128 (the rest is checked with the
+ * shape). */
+static bool apbf_parse_cell_bits(RedisModuleCtx *ctx, RedisModuleString *arg,
+                                 apbf_options *options)
+{
+    long long bits;
+    if (!ebb_redis_parse_integer(ctx, arg, "CELLBITS", 16, 128, &bits))
+        return false;
+    options->cell_bits = (uint32_t)bits;
+    return true;
+}
+
+/* LAYOUT or CELLBITS (1 argument each) at argv[*i]: 1 parsed, 0 neither,
+ * -1 after replying an error. */
+static int apbf_parse_layout_option(RedisModuleCtx *ctx,
+                                    RedisModuleString **argv, int argc,
+                                    int *i, apbf_options *options)
+{
+    bool is_layout = ebb_redis_arg_is(argv[*i], "LAYOUT");
+    if (!is_layout && !ebb_redis_arg_is(argv[*i], "CELLBITS"))
+        return 0;
+    if (*i + 1 >= argc) {
+        RedisModule_WrongArity(ctx);
+        return -1;
+    }
+    bool ok = is_layout ? apbf_parse_layout(ctx, argv[*i + 1], options)
+                        : apbf_parse_cell_bits(ctx, argv[*i + 1], options);
+    *i += 2;
+    return ok ? 1 : -1;
 }
 
 /* SHAPE (3 arguments) or BLOCKS (2) at argv[*i]: 1 parsed, 0 neither, -1
@@ -155,6 +220,9 @@ static int apbf_parse_option(RedisModuleCtx *ctx, RedisModuleString **argv,
                                                    options);
     if (explicit_shape != 0)
         return explicit_shape;
+    int layout = apbf_parse_layout_option(ctx, argv, argc, i, options);
+    if (layout != 0)
+        return layout;
     if (ebb_redis_arg_is(name, "BLOCKED")) {
         options->blocked = true;
         options->goal_given = true;
@@ -174,6 +242,7 @@ static int apbf_parse_option(RedisModuleCtx *ctx, RedisModuleString **argv,
     RedisModuleString *arg = argv[*i + 1];
     *i += 2;
     options->goal_given = options->goal_given || !is_window;
+    options->accesses_given = options->accesses_given || is_accesses;
     bool ok = is_window ? ebb_redis_parse_integer(ctx, arg, "window", 1,
                                                   LLONG_MAX, &options->window)
               : is_error
@@ -215,6 +284,28 @@ static bool apbf_resolve_shape(RedisModuleCtx *ctx, apbf_options *options,
     }
     if (!options->blocks_given)
         p->block_bits = p->block_hashes = 0;
+    /* SHAPE without LAYOUT: the ring (what older primaries replicate). */
+    p->layout = options->layout_given ? options->layout : EBB_APBF_LAYOUT_RING;
+    p->cell_bits = 0;
+    if (options->cell_bits != 0 && p->layout != EBB_APBF_LAYOUT_SLICED) {
+        RedisModule_ReplyWithError(ctx, "ERR APBF: CELLBITS needs LAYOUT "
+                                        "SLICED");
+        return false;
+    }
+    if (p->layout == EBB_APBF_LAYOUT_SLICED) {
+        if (options->blocks_given) {
+            RedisModule_ReplyWithError(ctx, "ERR APBF: LAYOUT SLICED cannot "
+                                            "be combined with BLOCKS");
+            return false;
+        }
+        if (ebb_apbf_params_set_layout(p, p->layout) != EBB_OK) {
+            RedisModule_ReplyWithError(ctx, "ERR APBF: LAYOUT SLICED needs "
+                                            "k + l + 1 <= 128");
+            return false;
+        }
+        if (options->cell_bits != 0)
+            p->cell_bits = options->cell_bits;
+    }
     p->window = (uint64_t)options->window;
     p->generation = p->window / p->l;
     if (p->window % p->l != 0) {
@@ -231,9 +322,11 @@ static bool apbf_resolve_shape(RedisModuleCtx *ctx, apbf_options *options,
             "ERR APBF: SHAPE %u %u %llu%s is not a valid shape for a window "
             "of %llu (BLOCKS 64 or 512 bits with 1, 2, 4 or 8 hashes, "
             "dividing slice-bits; at most slice-bits * ln 2 / k items per "
-            "generation)",
+            "generation; CELLBITS 16, 32, 64 or 128, at least k + l + 1)",
             (unsigned)p->k, (unsigned)p->l, (unsigned long long)p->slice_bits,
-            options->blocks_given ? " BLOCKS .." : "",
+            options->blocks_given                    ? " BLOCKS .."
+            : p->layout == EBB_APBF_LAYOUT_SLICED ? " LAYOUT SLICED .."
+                                                  : "",
             (unsigned long long)p->window);
         return false;
     }
@@ -254,14 +347,36 @@ static bool apbf_resolve(RedisModuleCtx *ctx, void *opaque, size_t *bytes)
         RedisModule_ReplyWithError(ctx, "ERR APBF: BLOCKS needs SHAPE");
         return false;
     }
+    if (options->cell_bits != 0 && !options->shape) {
+        RedisModule_ReplyWithError(ctx, "ERR APBF: CELLBITS needs SHAPE");
+        return false;
+    }
     if (options->shape)
         return apbf_resolve_shape(ctx, options, bytes);
+    if (!options->layout_given)
+        options->layout = options->blocked
+                              ? EBB_APBF_LAYOUT_RING
+                              : APBF_DEFAULT_LAYOUT(
+                                    (uint64_t)options->window, options->fp);
+    bool sliced = options->layout == EBB_APBF_LAYOUT_SLICED;
+    if (sliced && options->blocked) {
+        RedisModule_ReplyWithError(ctx, "ERR APBF: LAYOUT SLICED cannot be "
+                                        "combined with BLOCKED");
+        return false;
+    }
+    /* A bit-sliced query loads its k cells whatever the shape: the
+     * default bound on a ring's walk does not apply (MAXACCESSES given
+     * bounds k). */
+    double max_accesses = sliced && !options->accesses_given
+                              ? 0.0
+                              : options->max_accesses;
     ebb_apbf_goal goal = {(uint64_t)options->window,
                           options->fp,
                           apbf_max_npws(options),
-                          options->max_accesses,
+                          max_accesses,
                           options->blocked ? APBF_BLOCK_BITS : 0,
-                          options->blocked ? APBF_BLOCK_HASHES : 0};
+                          options->blocked ? APBF_BLOCK_HASHES : 0,
+                          options->layout};
     ebb_status status = ebb_apbf_choose_goal(&goal, &options->params);
     if (status == EBB_OK && options->params.window > (uint64_t)LLONG_MAX)
         status = EBB_EOVERFLOW;
@@ -272,6 +387,8 @@ static bool apbf_resolve(RedisModuleCtx *ctx, void *opaque, size_t *bytes)
     options->shape = true;
     options->blocks_given = options->blocked;
     options->goal_given = false;
+    options->layout_given = true;
+    options->cell_bits = options->params.cell_bits;
     options->window = (long long)options->params.window;
     return true;
 }
@@ -295,7 +412,13 @@ static void apbf_replicate_reserve(RedisModuleCtx *ctx,
 {
     const apbf_options *options = opaque;
     const ebb_apbf_params *p = &options->params;
-    if (p->block_bits != 0)
+    if (p->layout == EBB_APBF_LAYOUT_SLICED)
+        RedisModule_Replicate(ctx, "APBF.RESERVE", "slclllcccl", keyname,
+                              (long long)p->window, "SHAPE", (long long)p->k,
+                              (long long)p->l, (long long)p->slice_bits,
+                              "LAYOUT", "SLICED", "CELLBITS",
+                              (long long)p->cell_bits);
+    else if (p->block_bits != 0)
         RedisModule_Replicate(ctx, "APBF.RESERVE", "slclllcll", keyname,
                               (long long)p->window, "SHAPE", (long long)p->k,
                               (long long)p->l, (long long)p->slice_bits,
@@ -316,6 +439,16 @@ static int apbf_reply_refused(RedisModuleCtx *ctx, ebb_status status,
     const apbf_options *options = opaque;
     if (status != EBB_EINVAL || options->shape)
         return ebb_redis_reply_status(ctx, APBF.name, status);
+    if (options->layout == EBB_APBF_LAYOUT_SLICED)
+        return ebb_redis_reply_errorf(
+            ctx,
+            "ERR APBF: no shape of the sliced layout (k + l + 1 <= 128) "
+            "meets ERROR %g%s for a window of %lld",
+            options->fp,
+            options->max_npws > 0.0 || options->accesses_given
+                ? " with the MAXNPWS / MAXACCESSES given"
+                : "",
+            options->window);
     return ebb_redis_reply_shape_refused(
         ctx, APBF.name, (uint64_t)options->window, options->fp,
         apbf_max_npws(options), options->max_accesses,
@@ -555,6 +688,14 @@ static int apbf_info(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
     ebb_redis_info_integer(ctx, &count, "blocked", p->block_bits != 0);
     ebb_redis_info_integer(ctx, &count, "block_bits", p->block_bits);
     ebb_redis_info_integer(ctx, &count, "block_hashes", p->block_hashes);
+    uint32_t padding_bits = 0;
+    uint64_t padding_bytes = 0;
+    (void)ebb_apbf_layout_padding(p, &padding_bits, &padding_bytes);
+    ebb_redis_info_text(ctx, &count, "layout",
+                        p->layout == EBB_APBF_LAYOUT_SLICED ? "sliced"
+                                                            : "ring");
+    ebb_redis_info_integer(ctx, &count, "cell_bits", p->cell_bits);
+    ebb_redis_info_integer(ctx, &count, "padding_bytes", padding_bytes);
     ebb_redis_info_integer(ctx, &count, "memory", stats.memory_bytes);
     ebb_redis_info_integer(ctx, &count, "insertions", stats.insertions);
     ebb_redis_info_integer(ctx, &count, "generations", stats.generations);

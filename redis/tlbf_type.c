@@ -39,6 +39,9 @@
 #define TLBF_DEFAULT_MAX_MEMORY (64LL << 20)
 
 #define NS_PER_MS 1000000LL
+/* Items hashed and applied at once by MADD, ADDAT, INSERT and MEXISTS
+ * (the library's batches; the same answers as one item at a time). */
+#define TLBF_BATCH 64
 /* The largest millisecond time whose nanoseconds fit in int64 (year 2262). */
 #define TLBF_MAX_MS EBB_REDIS_TLBF_MAX_MS
 
@@ -305,6 +308,38 @@ static bool tlbf_replicate_addat(RedisModuleCtx *ctx,
     return true;
 }
 
+/* Hashes items[0 .. n-1] with the filter's seed. */
+static void tlbf_hash_items(const ebb_tlbf *filter, RedisModuleString **items,
+                            size_t n, ebb_hash128 *hashes)
+{
+    for (size_t i = 0; i < n; i++) {
+        size_t len;
+        const char *bytes = RedisModule_StringPtrLen(items[i], &len);
+        hashes[i] = ebb_tlbf_hash(filter, bytes, len);
+    }
+}
+
+/* Adds count items at now_ns, TLBF_BATCH at a time through the library's
+ * check-and-add batch (exactly the one-at-a-time sequence, repeats inside
+ * the command included): added[i] 1 when item i was not present before,
+ * statuses[i] whether its add happened. */
+static void tlbf_add_items(ebb_tlbf *filter, RedisModuleString **items,
+                           int count, int64_t now_ns, long long *added,
+                           ebb_status *statuses)
+{
+    ebb_hash128 hashes[TLBF_BATCH];
+    bool seen[TLBF_BATCH];
+    for (int start = 0; start < count; start += TLBF_BATCH) {
+        size_t n = (size_t)(count - start < TLBF_BATCH ? count - start
+                                                       : TLBF_BATCH);
+        tlbf_hash_items(filter, items + start, n, hashes);
+        ebb_tlbf_check_and_add_batch(filter, hashes, n, now_ns, seen,
+                                     statuses + start);
+        for (size_t i = 0; i < n; i++)
+            added[start + (int)i] = seen[i] ? 0 : 1;
+    }
+}
+
 /* Adds one item at now_ns: 1 when it was not present before, 0 when it
  * was; *status says whether the add happened. */
 static long long tlbf_add_one(ebb_tlbf *filter, const RedisModuleString *item,
@@ -345,9 +380,17 @@ static int tlbf_add_command(RedisModuleCtx *ctx, const char *command,
     ebb_redis_value_touch(value);
     int64_t now_ns = (int64_t)ms * NS_PER_MS;
     ebb_status one_status;
+    long long one_added;
     ebb_status *statuses =
         single ? &one_status
                : RedisModule_Alloc(sizeof *statuses * (size_t)count);
+    long long *added =
+        single ? &one_added
+               : RedisModule_Alloc(sizeof *added * (size_t)count);
+    if (single)
+        one_added = tlbf_add_one(filter, items[0], now_ns, &one_status);
+    else
+        tlbf_add_items(filter, items, count, now_ns, added, statuses);
     /* A refusal the primary already answered is repeated here only to
      * keep the filters identical; an error reply would have the server
      * log it as a critical replication problem. */
@@ -355,9 +398,8 @@ static int tlbf_add_command(RedisModuleCtx *ctx, const char *command,
     if (!single)
         RedisModule_ReplyWithArray(ctx, count);
     for (int i = 0; i < count; i++) {
-        long long added = tlbf_add_one(filter, items[i], now_ns, &statuses[i]);
         if (statuses[i] == EBB_OK)
-            RedisModule_ReplyWithLongLong(ctx, added);
+            RedisModule_ReplyWithLongLong(ctx, added[i]);
         else if (replayed && statuses[i] != EBB_ENOMEM)
             RedisModule_ReplyWithLongLong(ctx, 0);
         else {
@@ -375,8 +417,10 @@ static int tlbf_add_command(RedisModuleCtx *ctx, const char *command,
     }
     if (tlbf_replicate_addat(ctx, keyname, ms, items, count, statuses))
         ebb_redis_notify(ctx, &TLBF, command, keyname);
-    if (!single)
+    if (!single) {
         RedisModule_Free(statuses);
+        RedisModule_Free(added);
+    }
     RedisModule_CloseKey(key);
     return REDISMODULE_OK;
 }
@@ -580,10 +624,23 @@ static int tlbf_mexists(RedisModuleCtx *ctx, RedisModuleString **argv,
     if (!tlbf_open_for_query(ctx, argv[1], &key, &filter))
         return REDISMODULE_OK;
     int64_t now_ns = (int64_t)server_ms() * NS_PER_MS;
-    RedisModule_ReplyWithArray(ctx, argc - 2);
-    for (int i = 2; i < argc; i++)
-        RedisModule_ReplyWithLongLong(ctx,
-                                      tlbf_contains(filter, argv[i], now_ns));
+    int count = argc - 2;
+    ebb_hash128 hashes[TLBF_BATCH];
+    bool present[TLBF_BATCH];
+    RedisModule_ReplyWithArray(ctx, count);
+    for (int start = 0; start < count; start += TLBF_BATCH) {
+        size_t n = (size_t)(count - start < TLBF_BATCH ? count - start
+                                                       : TLBF_BATCH);
+        if (filter == NULL) {
+            for (size_t i = 0; i < n; i++)
+                RedisModule_ReplyWithLongLong(ctx, 0);
+            continue;
+        }
+        tlbf_hash_items(filter, argv + 2 + start, n, hashes);
+        ebb_tlbf_contains_batch(filter, hashes, n, now_ns, present);
+        for (size_t i = 0; i < n; i++)
+            RedisModule_ReplyWithLongLong(ctx, present[i] ? 1 : 0);
+    }
     RedisModule_CloseKey(key);
     return REDISMODULE_OK;
 }

@@ -416,7 +416,7 @@ unsigned tx_apbf_candidates(uint64_t window, uint64_t memory_bits,
             uint64_t g = window / l + (window % l != 0);
             if (m == 0 || (double)g > floor((double)m * log(2.0) / k))
                 continue;
-            ebb_apbf_params p = {k, l, m, g, (uint64_t)l * g, 0, 0};
+            ebb_apbf_params p = {k, l, m, g, (uint64_t)l * g, 0, 0, 0, 0};
             double fp = ebb_apbf_shape_fp(&p);
             double npws = ebb_apbf_shape_npws(&p);
             if (!(fp >= 0.0) || !(npws >= 0.0))

@@ -54,6 +54,14 @@ typedef struct ebb_apbf ebb_apbf;
 #define EBB_APBF_BLOCK_WORD 64u
 #define EBB_APBF_BLOCK_LINE 512u
 
+/* How a filter stores its slices (ebb_apbf_params.layout). RING: k + l
+ * bit arrays of m bits in a circular buffer, the paper's layout. SLICED:
+ * m cells of 16, 32, 64 or 128 bits, cell p holding bit p of every slice
+ * (plus one spare plane cleared a little at each add), so a query loads k
+ * cells; plain slices only, k + l + 1 <= 128 (docs/apbf.md). */
+#define EBB_APBF_LAYOUT_RING 0u
+#define EBB_APBF_LAYOUT_SLICED 1u
+
 /* The shape of a filter. Fill it with ebb_apbf_choose[_blocked] or
  * ebb_apbf_params_from_kl[_blocked] rather than by hand; ebb_apbf_create
  * validates. */
@@ -67,6 +75,10 @@ typedef struct ebb_apbf_params {
     uint32_t block_bits; /* 0: plain slices; 64 or 512: blocked (B)         */
     uint32_t block_hashes; /* blocked: bits set per block (b): 1, 2, 4 or
                               8; plain: 0                                   */
+    uint32_t layout;     /* EBB_APBF_LAYOUT_RING (0) or _SLICED             */
+    uint32_t cell_bits;  /* SLICED: bits per cell, 16, 32, 64 or 128, at
+                            least k + l + 1 (0 on input: the smallest);
+                            RING: 0                                         */
 } ebb_apbf_params;
 
 /* ------------------------------------------------------------------------ */
@@ -94,14 +106,21 @@ typedef struct ebb_apbf_goal {
     uint32_t block_bits;   /* 0 plain; 64 or 512 blocked                    */
     uint32_t block_hashes; /* blocked: 1, 2, 4 or 8, or 0 to let the chooser
                               pick b too; plain: 0                          */
+    uint32_t layout;       /* EBB_APBF_LAYOUT_RING (0) or _SLICED: memory
+                              counted in whole cells for SLICED             */
 } ebb_apbf_goal;
 
 /* The least-memory shape meeting every bound of the goal (ties: smaller k,
- * then smaller l). Without an access bound the least memory often means
+ * then smaller l), with layout and cell_bits set. For the SLICED layout
+ * only plain shapes with k + l + 1 <= 128 are considered, each costing m
+ * cells of the smallest W in {16, 32, 64, 128} >= k + l + 1, so shapes
+ * that fill their cells win by themselves; its access bound compares k
+ * (a query loads k cells). Without an access bound the least memory often means
  * many slices (plain) or very few (blocked: k = l = 1, whose slack is the
  * whole window); bounding NPWS and accesses keeps a shape both tight and
  * fast. ebb_apbf_choose and ebb_apbf_choose_blocked are this with no access
- * bound. Errors: EBB_EINVAL (bad field, or no shape within the limits meets
+ * bound and the RING layout. Errors: EBB_EINVAL (bad field, an unknown
+ * layout, SLICED with blocked slices, or no shape within the limits meets
  * the goal), EBB_EOVERFLOW. */
 ebb_status ebb_apbf_choose_goal(const ebb_apbf_goal *goal,
                                 ebb_apbf_params *out);
@@ -143,6 +162,33 @@ ebb_status ebb_apbf_params_from_kl_blocked(uint32_t k, uint32_t l,
  * EBB_EINVAL, EBB_EOVERFLOW. */
 ebb_status ebb_apbf_params_memory(const ebb_apbf_params *params,
                                   size_t *bytes);
+
+/* Gives a sized shape (k and l set, from ebb_apbf_params_from_kl[_blocked]
+ * or a chooser) the layout: RING sets cell_bits 0; SLICED sets cell_bits
+ * to the smallest of 16, 32, 64 and 128 that holds the k + l + 1 planes.
+ * Nothing else changes (the same m, g and window). Errors: EBB_EINVAL (NULL,
+ * k or l out of range, an unknown layout, SLICED with blocked slices or
+ * with k + l + 1 > 128); *params is untouched on error. */
+ebb_status ebb_apbf_params_set_layout(ebb_apbf_params *params,
+                                      uint32_t layout);
+
+/* The memory cost of the bit-sliced layout's padding: the planes of a cell
+ * that hold no slice, W - (k + l + 1) (the spare plane is part of the
+ * layout, not padding), and the bytes they take over the m cells,
+ * ceil(m (W - k - l - 1) / 8). cell_bits 0 reads as the smallest cell.
+ * Both are 0 for the ring, and for a SLICED shape whose k + l + 1 fills its
+ * cells ((8, 7) in 16 bits). Preconditions: params valid for
+ * ebb_apbf_params_memory. Errors: EBB_EINVAL (NULL, invalid shape),
+ * EBB_EOVERFLOW; outputs untouched on error. */
+ebb_status ebb_apbf_layout_padding(const ebb_apbf_params *params,
+                                   uint32_t *padding_bits_per_cell,
+                                   uint64_t *padding_bytes);
+
+/* The layout ebb's front ends (`ebb dedup`, `ebb params`, APBF.RESERVE)
+ * build a plain filter with unless told otherwise, for a window and fp:
+ * where the benchmark (docs/bench.md) found one-call queries faster.
+ * Returns EBB_APBF_LAYOUT_RING for every input today. Never fails. */
+uint32_t ebb_apbf_preferred_layout(uint64_t window, double fp);
 
 /* ------------------------------------------------------------------------ */
 /* Analytics (section 5.3 and 5.4 of the paper)                             */

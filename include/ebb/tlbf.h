@@ -153,6 +153,18 @@ size_t ebb_tlbf_contains_batch(const ebb_tlbf *filter,
                                const ebb_hash128 *hashes, size_t n,
                                int64_t now_ns, bool *out);
 
+/* For each key in order at time now_ns: seen[i] = contains, then
+ * statuses[i] = add. Exactly n one-at-a-time pairs (a key repeated inside
+ * the batch is seen by its second occurrence; an add refused (EBB_ELIMIT)
+ * or failed (EBB_ENOMEM) changes nothing and the batch goes on with the
+ * next key), with the lines the adds write prefetched a chunk ahead while
+ * the written slices are past the caches. seen and statuses may be NULL.
+ * Returns how many were seen. */
+size_t ebb_tlbf_check_and_add_batch(ebb_tlbf *filter,
+                                    const ebb_hash128 *hashes, size_t n,
+                                    int64_t now_ns, bool *seen,
+                                    ebb_status *statuses);
+
 /* Convenience forms on CLOCK_REALTIME (nanoseconds since the epoch). */
 int64_t ebb_tlbf_clock_now(void);
 ebb_status ebb_tlbf_add_now(ebb_tlbf *filter, const void *key, size_t len);

@@ -18,7 +18,8 @@
 typedef enum ebb_apbf_path {
     EBB_APBF_PATH_PLAIN = 0,  /* plain slices, mixed derivation             */
     EBB_APBF_PATH_LINE8 = 1,  /* B = 512, b = 8, mixed: a bit per word      */
-    EBB_APBF_PATH_GENERIC = 2 /* every other (B, b), and the test schemes  */
+    EBB_APBF_PATH_GENERIC = 2, /* every other (B, b), and the test schemes */
+    EBB_APBF_PATH_SLICED = 3   /* the bit-sliced layout (src/apbf/sliced.c) */
 } ebb_apbf_path;
 
 struct ebb_apbf {
@@ -35,6 +36,8 @@ struct ebb_apbf {
     uint64_t seed;
     ebb_index_scheme scheme;
     ebb_apbf_path path;
+    uint32_t layout;         /* EBB_APBF_LAYOUT_RING or _SLICED             */
+    uint32_t cell_bits;      /* SLICED: W, bits per cell; RING: 0          */
     /* Blocked slices (0 when plain): B bits per block, b bits set per key in
      * b parts of B / b bits; a part index takes field_bits = log2(B / b). */
     uint32_t block_bits;
@@ -45,6 +48,15 @@ struct ebb_apbf {
     uint64_t *bits;          /* slices * slice_words, cache-line aligned   */
     void *block;             /* what to free for bits                       */
     size_t block_bytes;      /* bytes of that block                         */
+    /* SLICED (src/apbf/sliced.c): bits is the block, plan then cells. */
+    uint32_t planes;         /* P = k + l + 1, the spare included           */
+    uint64_t cursor;         /* next cell whose spare-plane bit is cleared  */
+    uint64_t clear_step;     /* cells cleared per add: ceil(m / g)          */
+    void *cells;             /* m cells of cell_bits bits                   */
+    struct ebb_apbf_sliced_plan *plan;
+    /* RING test hook (ebb_apbf_set_residue_hashing): the generic path
+     * hashes logical slice i with index (G - i) mod k, as SLICED does. */
+    bool residue_hashing;
 };
 
 /* Validates a shape (EBB_EINVAL / EBB_EOVERFLOW) and computes the bytes of
@@ -76,12 +88,32 @@ bool ebb_apbf_block_valid(uint32_t block_bits, uint32_t block_hashes);
 /* Ages every slice by one: the oldest is cleared and becomes s_0. */
 void ebb_apbf_shift(ebb_apbf *filter);
 
+/* The bit-sliced layout (src/apbf/sliced.c): the whole add (shift
+ * included, counters updated) and the query, for EBB_APBF_PATH_SLICED. */
+void ebb_apbf_sliced_add(ebb_apbf *filter, ebb_hash128 h);
+bool ebb_apbf_sliced_contains(const ebb_apbf *filter, ebb_hash128 h,
+                              uint32_t *accesses);
+
 /* The path for a filter's (B, b) and index scheme. */
 ebb_apbf_path ebb_apbf_path_for(const ebb_apbf *filter);
 
 /* Test hook: chooses the index derivation (EBB_INDEX_MIXED by default).
  * Changing it on a filter that holds items loses them. */
 void ebb_apbf_set_index_scheme(ebb_apbf *filter, ebb_index_scheme scheme);
+
+/* Test hook: makes a RING filter hash by residue, as the sliced layout
+ * does (logical slice i with index (G - i) mod k, G = generations), on the
+ * generic path, so that tests can compare the two layouts answer by answer.
+ * Call it on an empty filter. */
+void ebb_apbf_set_residue_hashing(ebb_apbf *filter);
+
+/* The residue hash index of the slice at buffer position pos. */
+static inline uint32_t ebb_apbf_residue_index(const ebb_apbf *f, uint32_t pos)
+{
+    uint32_t i = pos >= f->base ? pos - f->base : pos + f->slices - f->base;
+    uint32_t g = (uint32_t)(f->generations % f->k);
+    return (g + f->k - i % f->k) % f->k;
+}
 
 /* Logical slice i's bit array. */
 static inline uint32_t ebb_apbf_position(const ebb_apbf *f, uint32_t i)
@@ -125,7 +157,10 @@ static inline void ebb_apbf_locate_in(const ebb_apbf *f, uint64_t *slice,
                  (path == EBB_APBF_PATH_GENERIC && f->block_bits == 0);
     ebb_index_scheme scheme = path == EBB_APBF_PATH_GENERIC ? f->scheme
                                                             : EBB_INDEX_MIXED;
-    uint64_t x = ebb_derive(h, pos, scheme);
+    uint32_t index = path == EBB_APBF_PATH_GENERIC && f->residue_hashing
+                         ? ebb_apbf_residue_index(f, pos)
+                         : pos;
+    uint64_t x = ebb_derive(h, index, scheme);
     if (plain) {
         uint64_t bit = ebb_reduce(x, f->slice_bits);
         probe->at = slice + (bit >> 6);

@@ -10,6 +10,7 @@
  * modify anything.
  */
 #include "apbf/apbf_internal.h"
+#include "apbf/sliced.h"
 #include "core/agequery.h"
 
 /* check_and_add: keys whose lines are prefetched together. */
@@ -102,6 +103,10 @@ static void add_run(ebb_apbf *f, const ebb_hash128 *h, size_t n)
 
 void ebb_apbf_add_batch(ebb_apbf *f, const ebb_hash128 *hashes, size_t n)
 {
+    if (f->path == EBB_APBF_PATH_SLICED) {
+        ebb_apbf_sliced_add_batch(f, hashes, n);
+        return;
+    }
     while (n > 0) {
         if (f->in_generation == f->generation)
             ebb_apbf_shift(f);
@@ -181,6 +186,8 @@ static size_t contains_batch_viewed(const ebb_apbf *f, const ebb_hash128 *h,
 size_t ebb_apbf_contains_batch(const ebb_apbf *f, const ebb_hash128 *hashes,
                                size_t n, bool *out)
 {
+    if (f->path == EBB_APBF_PATH_SLICED)
+        return ebb_apbf_sliced_contains_batch(f, hashes, n, out);
     if (f->slices <= VIEW_SLICES && n >= EBB_AGE_FLIGHTS)
         return contains_batch_viewed(f, hashes, n, out);
     QUERY_BATCH_ON_PATH(f, f, ebb_apbf, hashes, n, out)
@@ -216,6 +223,8 @@ static inline void prefetch_chunk(const ebb_apbf *f, const ebb_hash128 *h,
 size_t ebb_apbf_check_and_add_batch(ebb_apbf *f, const ebb_hash128 *hashes,
                                     size_t n, bool *seen)
 {
+    if (f->path == EBB_APBF_PATH_SLICED)
+        return ebb_apbf_sliced_check_and_add_batch(f, hashes, n, seen);
     size_t found = 0;
     for (size_t start = 0; start < n; start += CHUNK) {
         size_t end = n - start < CHUNK ? n : start + CHUNK;

@@ -11,14 +11,27 @@
  * slice's capacity relative to a plain one of the same bits: 0.968 for
  * (64, 4), 0.996 for (512, 4), 0.936 for (64, 8), 0.992 for (512, 8), the
  * "cap." column of the paper's Table 3.
+ *
+ * The bit-sliced layout stores the same m bits per slice as m cells of W
+ * bits, W the smallest of 16, 32, 64, 128 holding the k + l + 1 planes (k + l
+ * slices and the spare). Its chooser counts m W bits, so it keeps plain
+ * shapes with k + l + 1 <= 128 and favours those that fill their cells: at
+ * w = 10^6, fp 0.157 gives (5, 10) in 16 bits (the best shape needing 32,
+ * (6, 21), holds 14% more), fp 0.01 gives (13, 114) in 128 bits. Since the
+ * memory of a width falls as l grows, k W / (l ln 2) bits per item, shapes
+ * that reach the top of a width win unless fp forbids so long a window.
  */
 #include <math.h>
 
 #include "apbf/apbf_internal.h"
+#include "apbf/sliced.h"
 #include "core/alloc.h"
 #include "core/bits.h"
 
 #define LN2 0.69314718055994530942
+
+/* The most planes (k + l slices and the spare) a bit-sliced cell holds. */
+#define SLICED_MAX_PLANES 128u
 
 bool ebb_apbf_block_valid(uint32_t block_bits, uint32_t block_hashes)
 {
@@ -61,6 +74,10 @@ ebb_status ebb_apbf_shape_bytes(const ebb_apbf_params *p, size_t *bit_bytes)
     if (p->generation > UINT64_MAX / p->l ||
         p->window != (uint64_t)p->l * p->generation)
         return EBB_EINVAL;
+    if (p->layout == EBB_APBF_LAYOUT_SLICED)
+        return ebb_apbf_sliced_bytes(p, bit_bytes);
+    if (p->layout != EBB_APBF_LAYOUT_RING || p->cell_bits != 0)
+        return EBB_EINVAL;
     uint64_t words = ebb_bits_words(p->slice_bits) * (p->k + p->l);
     if (words > (SIZE_MAX - 4096u) / 8u)
         return EBB_EOVERFLOW;
@@ -74,7 +91,7 @@ ebb_status ebb_apbf_params_from_klm(uint32_t k, uint32_t l,
     if (out == NULL || !ebb_age_kl_valid(k, l) || slice_bits == 0 ||
         slice_bits > EBB_APBF_MAX_SLICE_BITS)
         return EBB_EINVAL;
-    ebb_apbf_params p = {k, l, slice_bits, 0, 0, 0, 0};
+    ebb_apbf_params p = {k, l, slice_bits, 0, 0, 0, 0, 0, 0};
     p.generation = ebb_apbf_generation_for(&p);
     if (p.generation == 0)
         return EBB_EINVAL;
@@ -111,7 +128,7 @@ ebb_status ebb_apbf_params_from_kl_blocked(uint32_t k, uint32_t l,
     if (out == NULL || !ebb_age_kl_valid(k, l) || window == 0 ||
         !ebb_apbf_block_valid(block_bits, block_hashes))
         return EBB_EINVAL;
-    ebb_apbf_params p = {k, l, 0, 0, 0, block_bits, block_hashes};
+    ebb_apbf_params p = {k, l, 0, 0, 0, block_bits, block_hashes, 0, 0};
     uint64_t g = window / l + (window % l != 0);
     ebb_status st =
         block_bits == 0
@@ -142,6 +159,75 @@ ebb_status ebb_apbf_params_memory(const ebb_apbf_params *params, size_t *bytes)
 }
 
 /* ------------------------------------------------------------------------ */
+/* Layouts                                                                  */
+/* ------------------------------------------------------------------------ */
+
+/* The smallest cell of the bit-sliced layout holding `planes` planes (k + l
+ * slices and the spare), or 0 when none does. */
+static uint32_t smallest_cell(uint32_t planes)
+{
+    static const uint32_t cells[] = {16, 32, 64, 128};
+    for (size_t i = 0; i < sizeof cells / sizeof cells[0]; i++)
+        if (planes <= cells[i])
+            return cells[i];
+    return 0;
+}
+
+ebb_status ebb_apbf_params_set_layout(ebb_apbf_params *params,
+                                      uint32_t layout)
+{
+    if (params == NULL || !ebb_age_kl_valid(params->k, params->l))
+        return EBB_EINVAL;
+    if (layout == EBB_APBF_LAYOUT_RING) {
+        params->layout = layout;
+        params->cell_bits = 0;
+        return EBB_OK;
+    }
+    uint32_t cell = smallest_cell(params->k + params->l + 1);
+    if (layout != EBB_APBF_LAYOUT_SLICED || params->block_bits != 0 ||
+        cell == 0)
+        return EBB_EINVAL;
+    params->layout = layout;
+    params->cell_bits = cell;
+    return EBB_OK;
+}
+
+ebb_status ebb_apbf_layout_padding(const ebb_apbf_params *params,
+                                   uint32_t *padding_bits_per_cell,
+                                   uint64_t *padding_bytes)
+{
+    size_t bit_bytes;
+    if (params == NULL || padding_bits_per_cell == NULL ||
+        padding_bytes == NULL)
+        return EBB_EINVAL;
+    ebb_status st = ebb_apbf_shape_bytes(params, &bit_bytes);
+    if (st != EBB_OK)
+        return st;
+    uint32_t planes = params->k + params->l + 1;
+    uint32_t cell = params->cell_bits != 0 ? params->cell_bits
+                                           : smallest_cell(planes);
+    if (params->layout != EBB_APBF_LAYOUT_SLICED || cell < planes) {
+        *padding_bits_per_cell = 0;
+        *padding_bytes = 0;
+        return EBB_OK;
+    }
+    /* m <= 2^40 and fewer than 128 bits: no overflow. */
+    uint64_t bits = params->slice_bits * (uint64_t)(cell - planes);
+    *padding_bits_per_cell = cell - planes;
+    *padding_bytes = bits / 8u + (bits % 8u != 0);
+    return EBB_OK;
+}
+
+uint32_t ebb_apbf_preferred_layout(uint64_t window, double fp)
+{
+    /* The ring until the benchmark of docs/bench.md says where the
+     * bit-sliced layout wins. */
+    (void)window;
+    (void)fp;
+    return EBB_APBF_LAYOUT_RING;
+}
+
+/* ------------------------------------------------------------------------ */
 /* Chooser                                                                  */
 /* ------------------------------------------------------------------------ */
 
@@ -149,6 +235,7 @@ ebb_status ebb_apbf_params_memory(const ebb_apbf_params *params, size_t *bytes)
 typedef struct shape_family {
     uint64_t window;
     uint32_t block_bits, block_hashes;
+    uint32_t layout;
 } shape_family;
 
 /* The worst-case fp of (k, l) in this family: the geometric ramp for plain
@@ -158,7 +245,7 @@ static double family_fp(const shape_family *fam, uint32_t k, uint32_t l)
 {
     if (fam->block_bits == 0)
         return ebb_apbf_fp(k, l);
-    ebb_apbf_params p = {k, l, 0, 0, 0, fam->block_bits, fam->block_hashes};
+    ebb_apbf_params p = {k, l, 0, 0, 0, fam->block_bits, fam->block_hashes, 0, 0};
     double r[EBB_APBF_MAX_K + EBB_APBF_MAX_L];
     double load = ebb_apbf_block_load(fam->block_bits, fam->block_hashes);
     ebb_apbf_block_ratios(&p, load / (double)k, r);
@@ -219,14 +306,16 @@ static uint32_t least_l_for_npws(const shape_family *fam, uint32_t k,
 }
 
 /* The expected reads of a false query for (k, l) in this family, at the
- * same ratios family_fp uses. */
+ * same ratios family_fp uses; a bit-sliced query always loads k cells. */
 static double family_accesses(const shape_family *fam, uint32_t k, uint32_t l)
 {
     double r[EBB_APBF_MAX_K + EBB_APBF_MAX_L];
+    if (fam->layout == EBB_APBF_LAYOUT_SLICED)
+        return (double)k;
     if (fam->block_bits == 0) {
         ebb_apbf_worst_fill(k, l, EBB_FILL_GEOMETRIC, r);
     } else {
-        ebb_apbf_params p = {k, l, 0, 0, 0, fam->block_bits, fam->block_hashes};
+        ebb_apbf_params p = {k, l, 0, 0, 0, fam->block_bits, fam->block_hashes, 0, 0};
         double load = ebb_apbf_block_load(fam->block_bits, fam->block_hashes);
         ebb_apbf_block_ratios(&p, load / (double)k, r);
     }
@@ -236,8 +325,10 @@ static double family_accesses(const shape_family *fam, uint32_t k, uint32_t l)
 static bool goal_valid(const ebb_apbf_goal *g)
 {
     bool choose_b = g->block_bits != 0 && g->block_hashes == 0;
+    bool layout_ok = g->layout == EBB_APBF_LAYOUT_RING ||
+                     (g->layout == EBB_APBF_LAYOUT_SLICED && g->block_bits == 0);
     return g->window != 0 && g->fp > 0.0 && g->fp < 1.0 &&
-           !isnan(g->max_npws) && !isnan(g->max_accesses) &&
+           !isnan(g->max_npws) && !isnan(g->max_accesses) && layout_ok &&
            (choose_b || ebb_apbf_block_valid(g->block_bits, g->block_hashes));
 }
 
@@ -246,7 +337,8 @@ static bool goal_valid(const ebb_apbf_goal *g)
 static ebb_status choose_in_family(const ebb_apbf_goal *goal,
                                    ebb_apbf_params *out, size_t *out_bytes)
 {
-    shape_family fam = {goal->window, goal->block_bits, goal->block_hashes};
+    shape_family fam = {goal->window, goal->block_bits, goal->block_hashes,
+                        goal->layout};
     bool bounded_reads = goal->max_accesses > 0.0;
     ebb_apbf_params best = {0};
     size_t best_bytes = SIZE_MAX;
@@ -259,11 +351,17 @@ static ebb_status choose_in_family(const ebb_apbf_goal *goal,
             break;
         uint32_t lo = least_l_for_npws(&fam, k, goal->max_npws);
         uint32_t hi = largest_l(&fam, k, lo, goal->fp);
+        /* Bit-sliced: k + l + 1 <= 128 planes (k <= 64 leaves l >= 63). */
+        if (fam.layout == EBB_APBF_LAYOUT_SLICED &&
+            hi > SLICED_MAX_PLANES - 1 - k)
+            hi = SLICED_MAX_PLANES - 1 - k;
         for (uint32_t l = lo; hi != 0 && l <= hi; l++) {
             ebb_apbf_params p;
             size_t bytes;
             ebb_status st = ebb_apbf_params_from_kl_blocked(
                 k, l, goal->window, goal->block_bits, goal->block_hashes, &p);
+            if (st == EBB_OK)
+                st = ebb_apbf_params_set_layout(&p, fam.layout);
             if (st == EBB_OK)
                 st = ebb_apbf_params_memory(&p, &bytes);
             if (st == EBB_EOVERFLOW) {
@@ -325,7 +423,7 @@ ebb_status ebb_apbf_choose_blocked(uint64_t window, double fp,
     if (!ebb_apbf_block_valid(block_bits, block_hashes))
         return EBB_EINVAL; /* b = 0 means "choose b" only in a goal */
     ebb_apbf_goal goal = {window, fp, max_npws, 0.0, block_bits,
-                          block_hashes};
+                          block_hashes, EBB_APBF_LAYOUT_RING};
     return ebb_apbf_choose_goal(&goal, out);
 }
 

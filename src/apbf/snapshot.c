@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
- * snapshot.c: APBF snapshots (families 1 and 2 of docs/format.md).
+ * snapshot.c: APBF snapshots (families 1 and 2 of docs/format.md; the
+ * bit-sliced family 7 is in sliced.c).
  *
  * Parameter block (56 bytes, little-endian; 64 for the blocked family 2):
  *   0 k (u32)  4 l (u32)  8 slice bits (u64)  16 generation (u64)
@@ -12,6 +13,7 @@
 #include <string.h>
 
 #include "apbf/apbf_internal.h"
+#include "apbf/sliced.h"
 #include "core/bits.h"
 #include "core/codec.h"
 
@@ -35,6 +37,8 @@ static size_t payload_bytes(const ebb_apbf *f)
 
 size_t ebb_apbf_snapshot_size(const ebb_apbf *f)
 {
+    if (f->layout == EBB_APBF_LAYOUT_SLICED)
+        return ebb_apbf_sliced_snapshot_size(f);
     return ebb_frame_size(param_bytes(family_of(f)), payload_bytes(f));
 }
 
@@ -68,6 +72,8 @@ static ebb_frame_head head_of(const ebb_apbf *f)
 ebb_status ebb_apbf_save(const ebb_apbf *f, void *buf, size_t capacity,
                          size_t *written)
 {
+    if (f->layout == EBB_APBF_LAYOUT_SLICED)
+        return ebb_apbf_sliced_save(f, buf, capacity, written);
     ebb_frame_head head = head_of(f);
     if (buf == NULL || capacity < head.total)
         return EBB_EBUFSIZE;
@@ -82,6 +88,8 @@ ebb_status ebb_apbf_save_to(const ebb_apbf *f, ebb_save_sink sink,
 {
     if (f == NULL || sink == NULL)
         return EBB_EINVAL;
+    if (f->layout == EBB_APBF_LAYOUT_SLICED)
+        return ebb_apbf_sliced_save_to(f, sink, user);
     ebb_frame_head head = head_of(f);
     return ebb_frame_stream(&head, put_fields, f, sink, user);
 }
@@ -97,6 +105,8 @@ static bool read_header(ebb_reader *r, uint16_t family, apbf_header *h)
 {
     h->params.block_bits = 0;
     h->params.block_hashes = 0;
+    h->params.layout = EBB_APBF_LAYOUT_RING;
+    h->params.cell_bits = 0;
     if (family == EBB_FAMILY_APBBF) {
         ebb_reader tail = *r;
         tail.at += APBF_PARAM_BYTES;
@@ -160,6 +170,8 @@ ebb_status ebb_apbf_load(const void *buf, size_t len, ebb_apbf **out)
         family = EBB_FAMILY_APBBF;
         st = ebb_frame_open(buf, len, family, param_bytes(family), &frame);
     }
+    if (st == EBB_EFAMILY)
+        return ebb_apbf_sliced_load(buf, len, out);
     if (st != EBB_OK)
         return st;
     apbf_header h;

@@ -84,6 +84,35 @@ static inline ebb_age_step ebb_age_walk_step(ebb_age_walk *w, uint32_t k,
     return w->slice < 0 ? EBB_AGE_ABSENT : EBB_AGE_READ_NEXT;
 }
 
+/* The same answer from every slice's test at once: bit i of `matches` is
+ * logical slice i's. Present when k consecutive ones start at 0..l: the
+ * run lengths double, t &= t >> s, until they cover k. Written once for
+ * 64 slices and once for 128, where the compiler has 128-bit integers
+ * (the 128-bit form costs more even on 64 slices' worth of bits). */
+#define EBB_AGE_RUN_PRESENT(name, type, width)                                 \
+    static inline bool name(type matches, uint32_t k, uint32_t l)            \
+    {                                                                        \
+        type t = matches;                                                    \
+        uint32_t covered = 1;                                                \
+        while (covered < k) {                                                \
+            uint32_t step = covered < k - covered ? covered : k - covered;   \
+            t &= t >> step;                                                  \
+            covered += step;                                                 \
+        }                                                                    \
+        type starts = l + 1u >= (width) ? (type)~(type)0                     \
+                                        : ((type)1 << (l + 1u)) - 1u;        \
+        return (t & starts) != 0;                                            \
+    }
+
+EBB_AGE_RUN_PRESENT(ebb_age_run_present, uint64_t, 64u)
+#if defined(__SIZEOF_INT128__)
+__extension__ typedef unsigned __int128 ebb_age_bits128;
+EBB_AGE_RUN_PRESENT(ebb_age_run_present128, ebb_age_bits128, 128u)
+#define EBB_AGE_RUN_MAX_SLICES 128u
+#else
+#define EBB_AGE_RUN_MAX_SLICES 64u
+#endif
+
 /* True when some run of k matching slices starts at 0..l. When accesses is
  * not NULL it receives the number of slice tests performed. */
 EBB_ALWAYS_INLINE bool ebb_age_query(uint32_t k, uint32_t l,

@@ -36,7 +36,8 @@ enum ebb_family_id {
     EBB_FAMILY_TLBF = 3,  /* Time-limited Bloom Filter                    */
     EBB_FAMILY_STABLE = 4, /* Stable and importance-aware Bloom filters   */
     EBB_FAMILY_TIMING = 5, /* Timing and Block Timing Bloom filters       */
-    EBB_FAMILY_SPECTRAL = 6 /* Spectral Bloom filters (counts)            */
+    EBB_FAMILY_SPECTRAL = 6, /* Spectral Bloom filters (counts)           */
+    EBB_FAMILY_APBF_SLICED = 7 /* APBF, bit-sliced layout                  */
 };
 
 /* The state of a streaming save (codec.c). */

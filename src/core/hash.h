@@ -87,6 +87,43 @@ static inline uint64_t ebb_mix64(uint64_t x)
     return x;
 }
 
+/* Eight lanes at once, where the build has AVX-512 F and DQ (64-bit
+ * multiplies): the same values as ebb_mix64 and ebb_mul_high, lane by
+ * lane, for the queries that read every slice of a filter in one go. */
+#if defined(__AVX512F__) && defined(__AVX512DQ__)
+#define EBB_HAVE_X8 1
+#include <immintrin.h>
+
+static inline __m512i ebb_mix64_x8(__m512i x)
+{
+    const __m512i c1 = _mm512_set1_epi64((long long)UINT64_C(0xff51afd7ed558ccd));
+    const __m512i c2 = _mm512_set1_epi64((long long)UINT64_C(0xc4ceb9fe1a85ec53));
+    x = _mm512_xor_si512(x, _mm512_srli_epi64(x, 33));
+    x = _mm512_mullo_epi64(x, c1);
+    x = _mm512_xor_si512(x, _mm512_srli_epi64(x, 33));
+    x = _mm512_mullo_epi64(x, c2);
+    return _mm512_xor_si512(x, _mm512_srli_epi64(x, 33));
+}
+
+/* The high 64 bits of each a * b, from four 32 x 32-bit products (the
+ * portable ebb_mul_high's schoolbook sum). */
+static inline __m512i ebb_mul_high_x8(__m512i a, __m512i b)
+{
+    const __m512i low32 = _mm512_set1_epi64((long long)UINT64_C(0xffffffff));
+    __m512i a_hi = _mm512_srli_epi64(a, 32), b_hi = _mm512_srli_epi64(b, 32);
+    __m512i lo_lo = _mm512_mul_epu32(a, b), hi_lo = _mm512_mul_epu32(a_hi, b);
+    __m512i lo_hi = _mm512_mul_epu32(a, b_hi), hi_hi = _mm512_mul_epu32(a_hi, b_hi);
+    __m512i cross = _mm512_add_epi64(
+        _mm512_add_epi64(_mm512_srli_epi64(lo_lo, 32),
+                         _mm512_and_si512(hi_lo, low32)),
+        _mm512_and_si512(lo_hi, low32));
+    return _mm512_add_epi64(
+        _mm512_add_epi64(hi_hi, _mm512_srli_epi64(hi_lo, 32)),
+        _mm512_add_epi64(_mm512_srli_epi64(lo_hi, 32),
+                         _mm512_srli_epi64(cross, 32)));
+}
+#endif
+
 /* The j-th derived 64-bit value of a hash. */
 static inline uint64_t ebb_derive(ebb_hash128 h, uint32_t j,
                                   ebb_index_scheme scheme)

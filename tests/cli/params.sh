@@ -476,6 +476,57 @@ check "dedup --max-accesses 5 builds the shape params describes" \
     equals "$(stat_value "$WORK/dedup-acc5.stats" 'memory bytes')" \
         "$(json_value "$WORK/plain-acc5.json" memory_bytes)"
 
+# --- The bit-sliced layout (--layout sliced) --------------------------------
+
+# At fp 0.157 the 16-bit shape (5, 10) fills its cells: no padding, 16 bits
+# per cell; (8, 8) needs 17 planes, so a 32-bit cell with 15 unused.
+"$EBB" params --window 1e6 --fp 0.157 --layout sliced --json \
+    >"$WORK/sliced.json"
+"$EBB" params --window 1e6 --fp 0.157 --layout sliced >"$WORK/sliced.txt"
+check "sliced: JSON keeps exactly the nine keys" json_shape_ok "$WORK/sliced.json"
+check "sliced: (5, 10) in 16-bit cells" \
+    equals "$(json_value "$WORK/sliced.json" k),$(json_value "$WORK/sliced.json" l),$(human_value "$WORK/sliced.txt" 'cell bits')" "5,10,16"
+check "sliced: human output names the layout" \
+    equals "$(human_value "$WORK/sliced.txt" layout)" sliced
+check "sliced: no padding" \
+    equals "$(human_value "$WORK/sliced.txt" 'padding bytes')" 0
+check "sliced: bits per item = 16 m / w" \
+    close_to "$(json_value "$WORK/sliced.json" bits_per_item)" \
+        "$(awk -v m="$(json_value "$WORK/sliced.json" slice_bits)" 'BEGIN { printf "%.10g", 16 * m / 1e6 }')" 1e-9
+check "sliced: a query loads k cells" \
+    equals "$(json_value "$WORK/sliced.json" accesses_false)" 5
+check "sliced: fp 0.157 met" at_most "$(json_value "$WORK/sliced.json" fp)" 0.157
+"$EBB" params --k 8 --l 8 --layout sliced >"$WORK/sliced-8-8.txt"
+check "sliced (8, 8): 32-bit cells" \
+    equals "$(human_value "$WORK/sliced-8-8.txt" 'cell bits')" 32
+check "sliced (8, 8): 15 padding bits per cell" \
+    equals "$(human_value "$WORK/sliced-8-8.txt" 'padding bits')" 15
+check "sliced (8, 8): padding bytes = ceil(15 m / 8)" \
+    equals "$(human_value "$WORK/sliced-8-8.txt" 'padding bytes')" \
+        "$(( (15 * $(human_value "$WORK/sliced-8-8.txt" 'slice bits') + 7) / 8 ))"
+no_layout_line() { ! human_value "$1" layout >/dev/null 2>&1; }
+check "ring is the default layout (no layout line)" \
+    no_layout_line "$WORK/w1e6-fp01.txt"
+"$EBB" dedup --window 1e6 --fp 0.157 --layout sliced --stats </dev/null \
+    2>"$WORK/dedup-sliced.stats"
+check "dedup --layout sliced builds the shape params describes" \
+    equals "$(stat_value "$WORK/dedup-sliced.stats" 'memory bytes')" \
+        "$(json_value "$WORK/sliced.json" memory_bytes)"
+check "dedup --layout sliced: stats name the layout" \
+    equals "$(stat_value "$WORK/dedup-sliced.stats" layout)" sliced
+check "dedup --layout sliced: stats give the padding" \
+    equals "$(stat_value "$WORK/dedup-sliced.stats" 'padding bytes')" 0
+run_capture "$WORK/sliced-blocked" /dev/null \
+    "$EBB" params --window 1e6 --fp 0.01 --layout sliced --blocked
+check "sliced + blocked is a usage error (status 2)" equals "$status" 2
+check "sliced + blocked says why" stderr_is "$WORK/sliced-blocked.err" \
+    "ebb params: --layout sliced cannot be combined with --blocked (the bit-sliced layout holds plain slices)"
+run_capture "$WORK/layout-bad" /dev/null \
+    "$EBB" params --window 1e6 --fp 0.01 --layout bits
+check "an unknown layout is a usage error (status 2)" equals "$status" 2
+check "an unknown layout says what is allowed" stderr_is "$WORK/layout-bad.err" \
+    "ebb params: invalid --layout 'bits': must be ring or sliced"
+
 # --- Time windows (TLBF) -------------------------------------------------
 
 # time_json_shape_ok <file>: the eleven keys of a time window.

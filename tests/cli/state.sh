@@ -11,7 +11,8 @@
 #   - shape options that contradict the saved filter are usage errors;
 #   - all of this for blocked filters (--blocked) too; a state's kind (plain
 #     or blocked) that contradicts --blocked / --block-bits / --block-hashes
-#     is a usage error;
+#     is a usage error; and for the bit-sliced layout (--layout sliced,
+#     family 7), whose layout a --layout given must name;
 #   - and for time windows (--time-window, a TLBF state, family 3): a
 #     replayed log in parts equals one run, time options against a count
 #     state and count options against a time state are usage errors, as
@@ -281,6 +282,35 @@ expect_state_error "$BLOCKED" \
 expect_state_error "$BLOCKED" \
     "ebb dedup: --fp 0.001 disagrees with the state in '@' (k=$bk, l=$bl)" \
     --fp 0.001
+
+# --- The bit-sliced layout (--layout sliced) ---------------------------
+# Resumed runs print what one run prints; the layout comes from the state
+# (family 7) and a --layout given must name it.
+"$EBB" dedup --window "$WINDOW" --layout sliced "$WORK/all.in" \
+    >"$WORK/one-run.sliced"
+SLICED="$WORK/resume.sliced.state"
+rm -f "$SLICED"
+"$EBB" dedup --window "$WINDOW" --layout sliced --state "$SLICED" \
+    "$WORK/a.in" >"$WORK/part-a.sliced"
+check "sliced: first part exit 0" equals "$?" 0
+"$EBB" dedup --state "$SLICED" "$WORK/b.in" >"$WORK/part-b.sliced"
+check "sliced: second part exit 0" equals "$?" 0
+"$EBB" dedup --window "$WINDOW" --layout sliced --fp 0.01 --state "$SLICED" \
+    <"$WORK/c.in" >"$WORK/part-c.sliced"
+check "sliced: third part (all options repeated) exit 0" equals "$?" 0
+check "sliced: resumed runs print what one run prints" \
+    same_file "$WORK/one-run.sliced" \
+        <(cat "$WORK/part-a.sliced" "$WORK/part-b.sliced" "$WORK/part-c.sliced")
+check "sliced: the output is not trivial" \
+    test "$(wc -l <"$WORK/one-run.sliced")" -gt 1000
+check "sliced: the state is a family-7 snapshot (bytes 6-7 = 7 0)" \
+    equals "$(od -An -tu1 -j 6 -N 2 "$SLICED" | tr -s ' ')" " 7 0"
+expect_state_error "$SLICED" \
+    "ebb dedup: --layout ring disagrees with the state in '@' (layout sliced)" \
+    --layout ring
+expect_state_error "$STATE" \
+    "ebb dedup: --layout sliced disagrees with the state in '@' (layout ring)" \
+    --layout sliced
 
 # --- Time windows (TLBF) -------------------------------------------------
 # A replayed log (times from the data, so the runs are deterministic) in

@@ -2,7 +2,7 @@
 /*
  * fuzz_snapshot.c: the snapshot decoders against hostile bytes.
  *
- * Every input goes to each decoder (ebb_apbf_load for families 1 and 2,
+ * Every input goes to each decoder (ebb_apbf_load for families 1, 2, 7,
  * ebb_tlbf_load for family 3, ebb_stable_load for family 4,
  * ebb_timing_load for family 5, ebb_spectral_load for family 6). For
  * each, this
@@ -54,7 +54,8 @@ enum {
     FAMILY_TLBF = 3,
     FAMILY_STABLE = 4,
     FAMILY_TIMING = 5,
-    FAMILY_SPECTRAL = 6
+    FAMILY_SPECTRAL = 6,
+    FAMILY_APBF_SLICED = 7 /* ebb_apbf_load too: the bit-sliced layout */
 };
 
 /* One decoder and the operations the properties need, on an opaque filter. */
@@ -69,6 +70,7 @@ typedef struct decoder {
     void (*add_and_query)(void *filter);
     size_t (*memory)(const void *filter);
     size_t (*stats_memory)(const void *filter);
+    uint16_t family_also; /* one more family it accepts; 0: none */
 } decoder;
 
 static const uint8_t snapshot_magic[MAGIC_BYTES] = {0x45, 0x42, 0x42, 0x53};
@@ -188,7 +190,8 @@ static ebb_status frame_verdict(const decoder *d, const uint8_t *data,
         return EBB_ECORRUPT;
     }
     uint64_t family = load_le(data + FAMILY_OFFSET, 2);
-    if (family < d->family_low || family > d->family_high) {
+    if ((family < d->family_low || family > d->family_high) &&
+        (d->family_also == 0 || family != d->family_also)) {
         return EBB_EFAMILY;
     }
     uint64_t total_length = load_le(data + TOTAL_LENGTH_OFFSET, 8);
@@ -438,16 +441,19 @@ static void spectral_add_and_query(void *f)
 
 static const decoder decoders[] = {
     {FAMILY_APBF, FAMILY_APBF_BLOCKED, apbf_load, apbf_size, apbf_save,
-     apbf_destroy, apbf_add_and_query, apbf_memory, apbf_stats_memory},
+     apbf_destroy, apbf_add_and_query, apbf_memory, apbf_stats_memory,
+     FAMILY_APBF_SLICED},
     {FAMILY_TLBF, FAMILY_TLBF, tlbf_load, tlbf_size, tlbf_save, tlbf_destroy,
-     tlbf_add_and_query, tlbf_memory, tlbf_stats_memory},
+     tlbf_add_and_query, tlbf_memory, tlbf_stats_memory, 0},
     {FAMILY_STABLE, FAMILY_STABLE, stable_load, stable_size, stable_save,
-     stable_destroy, stable_add_and_query, stable_memory, stable_stats_memory},
+     stable_destroy, stable_add_and_query, stable_memory, stable_stats_memory,
+     0},
     {FAMILY_TIMING, FAMILY_TIMING, timing_load, timing_size, timing_save,
-     timing_destroy, timing_add_and_query, timing_memory, timing_stats_memory},
+     timing_destroy, timing_add_and_query, timing_memory, timing_stats_memory,
+     0},
     {FAMILY_SPECTRAL, FAMILY_SPECTRAL, spectral_load, spectral_size,
      spectral_save, spectral_destroy, spectral_add_and_query, spectral_memory,
-     spectral_stats_memory},
+     spectral_stats_memory, 0},
 };
 
 /* ---- properties of a loaded filter ------------------------------------ */

@@ -47,36 +47,52 @@ typedef struct corpus_seed {
     uint64_t adds;
     uint64_t hash_seed;
     bool clear_after_adds;
+    uint32_t layout; /* EBB_APBF_LAYOUT_RING, or _SLICED: family 7 */
 } corpus_seed;
 
 static const corpus_seed corpus_seeds[] = {
     /* The worked example of docs/format.md: g = 22, 120 bytes. */
-    {"k2-l1-m64-empty", 2, 1, 64, 0, 0, 0, 0, 1, false},
-    {"k2-l1-m64-5adds", 2, 1, 64, 0, 0, 0, 5, 2, false},
+    {"k2-l1-m64-empty", 2, 1, 64, 0, 0, 0, 0, 1, false, 0},
+    {"k2-l1-m64-5adds", 2, 1, 64, 0, 0, 0, 5, 2, false, 0},
     /* g = 34: 50 adds is one shift and a partial generation. */
-    {"k4-l3-m200-50adds", 4, 3, 200, 0, 0, 0, 50, 3, false},
+    {"k4-l3-m200-50adds", 4, 3, 200, 0, 0, 0, 50, 3, false, 0},
     /* g = 23: 500 adds is 21 shifts, the buffer of 5 wraps four times;
      * m = 100 leaves 28 tail bits in each slice's last word. */
-    {"k3-l2-m100-500adds", 3, 2, 100, 0, 0, 0, 500, 4, false},
+    {"k3-l2-m100-500adds", 3, 2, 100, 0, 0, 0, 500, 4, false, 0},
     /* The smallest shape: g = 1, every add shifts. */
-    {"k1-l1-m2-3adds", 1, 1, 2, 0, 0, 0, 3, 5, false},
+    {"k1-l1-m2-3adds", 1, 1, 2, 0, 0, 0, 3, 5, false, 0},
     /* g = 22, 12 slices of 4 words. */
-    {"k8-l4-m256-1000adds", 8, 4, 256, 0, 0, 0, 1000, 6, false},
+    {"k8-l4-m256-1000adds", 8, 4, 256, 0, 0, 0, 1000, 6, false, 0},
     /* The widest k: g = 1, 65 slices of 2 words, about 1.1 KB. */
-    {"k64-l1-m128-70adds", 64, 1, 128, 0, 0, 0, 70, 7, false},
+    {"k64-l1-m128-70adds", 64, 1, 128, 0, 0, 0, 70, 7, false, 0},
     /* Counters back at zero after clear, bits cleared. */
-    {"k5-l7-m96-cleared", 5, 7, 96, 0, 0, 0, 40, 8, true},
+    {"k5-l7-m96-cleared", 5, 7, 96, 0, 0, 0, 40, 8, true, 0},
     /* Blocked slices (family 2): word blocks, then cache-line blocks. */
-    {"blocked-k3-l2-B64-b2-100adds", 3, 2, 0, 64, 2, 40, 100, 9, false},
-    {"blocked-k2-l3-B512-b8-30adds", 2, 3, 0, 512, 8, 30, 30, 10, false},
-    {"blocked-k4-l2-B64-b4-empty", 4, 2, 0, 64, 4, 50, 0, 11, false},
+    {"blocked-k3-l2-B64-b2-100adds", 3, 2, 0, 64, 2, 40, 100, 9, false, 0},
+    {"blocked-k2-l3-B512-b8-30adds", 2, 3, 0, 512, 8, 30, 30, 10, false, 0},
+    {"blocked-k4-l2-B64-b4-empty", 4, 2, 0, 64, 4, 50, 0, 11, false, 0},
+    /* The bit-sliced layout (family 7), one seed per cell width: W = 16
+     * empty; W = 32 with g = 17 and 400 adds, the clearing cursor mid-way;
+     * W = 64 and W = 128 after many shifts; counters back at zero. */
+    {"sliced-k3-l4-m64-empty", 3, 4, 64, 0, 0, 0, 0, 12, false,
+     EBB_APBF_LAYOUT_SLICED},
+    {"sliced-k8-l8-m200-400adds", 8, 8, 200, 0, 0, 0, 400, 13, false,
+     EBB_APBF_LAYOUT_SLICED},
+    {"sliced-k20-l43-m128-300adds", 20, 43, 128, 0, 0, 0, 300, 14, false,
+     EBB_APBF_LAYOUT_SLICED},
+    {"sliced-k12-l88-m100-250adds", 12, 88, 100, 0, 0, 0, 250, 15, false,
+     EBB_APBF_LAYOUT_SLICED},
+    {"sliced-k5-l7-m96-cleared", 5, 7, 96, 0, 0, 0, 40, 16, true,
+     EBB_APBF_LAYOUT_SLICED},
 };
 
 static ebb_status seed_params(const corpus_seed *seed, ebb_apbf_params *out)
 {
     if (seed->block_bits == 0) {
-        return ebb_apbf_params_from_klm(seed->k, seed->l, seed->slice_bits,
-                                        out);
+        ebb_status st = ebb_apbf_params_from_klm(seed->k, seed->l,
+                                                 seed->slice_bits, out);
+        out->layout = seed->layout;
+        return st;
     }
     return ebb_apbf_params_from_kl_blocked(seed->k, seed->l, seed->window,
                                            seed->block_bits,

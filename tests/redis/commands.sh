@@ -179,6 +179,53 @@ for field in window k l slice_bits generation fp npws blocked block_bits \
 done
 expect "INFO insertions" 9 "$(info_field main APBF.INFO a insertions)"
 expect_error "INFO on a missing key" '^ERR no such key' APBF.INFO missing
+
+# LAYOUT SLICED: the bit-sliced layout, chosen in cells of 16 to 128 bits
+# (fp 0.157 at 10^6: (5, 10), 16 planes in 16-bit cells, no padding).
+expect_reply "RESERVE LAYOUT SLICED" OK \
+    APBF.RESERVE sliced 1000000 ERROR 0.157 LAYOUT SLICED
+expect "INFO layout, cell bits, padding, shape" "sliced 16 0 5 10" \
+    "$(info_field main APBF.INFO sliced layout) $(info_field main APBF.INFO sliced cell_bits) $(info_field main APBF.INFO sliced padding_bytes) $(info_field main APBF.INFO sliced k) $(info_field main APBF.INFO sliced l)"
+expect "a default key is a ring" "ring 0 0" \
+    "$(info_field main APBF.INFO a layout) $(info_field main APBF.INFO a cell_bits) $(info_field main APBF.INFO a padding_bytes)"
+expect_reply "sliced MADD: new, new, repeated in the batch, seen" \
+    "$(lines 1 1 0 0)" APBF.MADD sliced p q p q
+expect_reply "sliced MEXISTS" "$(lines 1 0 1)" APBF.MEXISTS sliced p never q
+expect_reply "lower-case layout, 1% (no default access bound)" OK \
+    APBF.RESERVE sliced-1pct 1000000 ERROR 0.01 layout sliced
+fp=$(info_field main APBF.INFO sliced-1pct fp)
+check "sliced 1% meets its rate ($fp)" in_range "$fp" 0 0.01
+expect_reply "SHAPE with LAYOUT SLICED (17 planes: CELLBITS 32)" OK \
+    APBF.RESERVE sliced-shape 1000000 SHAPE 8 8 1442696 LAYOUT SLICED
+expect "SHAPE LAYOUT SLICED pads 15 bits a cell" \
+    "32 $(( (1442696 * 15 + 7) / 8 ))" \
+    "$(info_field main APBF.INFO sliced-shape cell_bits) $(info_field main APBF.INFO sliced-shape padding_bytes)"
+expect_reply "SHAPE with CELLBITS 64" OK \
+    APBF.RESERVE sliced-64 1000000 SHAPE 8 8 1442696 LAYOUT SLICED CELLBITS 64
+expect "CELLBITS 64 kept" 64 "$(info_field main APBF.INFO sliced-64 cell_bits)"
+expect_reply "INSERT LAYOUT SLICED" "$(lines 1 0)" \
+    APBF.INSERT sliced-ins WINDOW 5000 LAYOUT SLICED ITEMS a a
+expect "INSERT layout" sliced "$(info_field main APBF.INFO sliced-ins layout)"
+expect_error "LAYOUT SLICED with BLOCKED" \
+    '^ERR APBF: LAYOUT SLICED cannot be combined with BLOCKED' \
+    APBF.RESERVE b 1000 LAYOUT SLICED BLOCKED
+expect_error "LAYOUT SLICED with BLOCKS" \
+    '^ERR APBF: LAYOUT SLICED cannot be combined with BLOCKS' \
+    APBF.RESERVE b 1000 SHAPE 2 5 2048 BLOCKS 512 4 LAYOUT SLICED
+expect_error "an unknown LAYOUT" '^ERR APBF: LAYOUT must be RING or SLICED' \
+    APBF.RESERVE b 1000 LAYOUT BITS
+expect_error "CELLBITS without SHAPE" '^ERR APBF: CELLBITS needs SHAPE' \
+    APBF.RESERVE b 1000 LAYOUT SLICED CELLBITS 32
+expect_error "CELLBITS with a ring" '^ERR APBF: CELLBITS needs LAYOUT SLICED' \
+    APBF.RESERVE b 1000000 SHAPE 8 8 1442696 CELLBITS 32
+expect_error "CELLBITS below k + l + 1" '^ERR APBF: SHAPE 8 8 1442696 LAYOUT SLICED .. is not a valid shape' \
+    APBF.RESERVE b 1000000 SHAPE 8 8 1442696 LAYOUT SLICED CELLBITS 16
+expect_error "more than 128 planes" '^ERR APBF: LAYOUT SLICED needs k \+ l \+ 1 <= 128' \
+    APBF.RESERVE b 1000000 SHAPE 64 64 100000000 LAYOUT SLICED
+expect_error "a sliced goal no shape meets" \
+    '^ERR APBF: no shape of the sliced layout \(k \+ l \+ 1 <= 128\) meets ERROR' \
+    APBF.RESERVE b 1000 ERROR 0.01 MAXNPWS 0.005 LAYOUT SLICED
+expect "the refused sliced RESERVEs created nothing" 0 "$(r EXISTS b)"
 expect_error "INFO arity" '^ERR wrong number of arguments' APBF.INFO a b
 
 # The window slides: of 1000 items followed by 20 windows of others, about

@@ -52,15 +52,21 @@ same_answers() {
 
 p APBF.RESERVE apbf 100000 ERROR 0.01 >/dev/null
 p APBF.RESERVE blocked 100000 BLOCKED >/dev/null
+# The bit-sliced layout: replicated as SHAPE ... LAYOUT SLICED CELLBITS w.
+p APBF.RESERVE sliced 100000 ERROR 0.01 LAYOUT SLICED >/dev/null
+p APBF.RESERVE sliced-64 100000 SHAPE 8 8 144270 LAYOUT SLICED CELLBITS 64 >/dev/null
 p TLBF.RESERVE tlbf 600000 RATE 10000 >/dev/null
 {
     items_command APBF.MADD apbf item: 0 50000 1000
     items_command APBF.MADD blocked item: 0 50000 1000
+    items_command APBF.MADD sliced item: 0 250000 1000
+    items_command APBF.MADD sliced-64 item: 0 50000 1000
     items_command TLBF.MADD tlbf item: 0 50000 1000
 } | pipe_to primary
 p APBF.ADD apbf one >/dev/null
 p APBF.ADD apbf-created one >/dev/null
 p APBF.INSERT apbf-inserted WINDOW 5000 ERROR 0.001 ITEMS a b c >/dev/null
+p APBF.INSERT sliced-inserted WINDOW 5000 LAYOUT SLICED ITEMS a b c >/dev/null
 p TLBF.ADD tlbf one >/dev/null
 p TLBF.INSERT tlbf-inserted SPAN 300000 RATE 50 POLICY evict ITEMS a b >/dev/null
 # A second ago: ADDAT refuses a client's time older than the span
@@ -72,7 +78,15 @@ p TLBF.MADD small $(seq -f 's%g' 1 20000) >/dev/null
 check "the primary refused adds" [ "$(info_field primary TLBF.INFO small refused)" -gt 0 ]
 check "writes reach the replica" synced
 identical "writes" apbf blocked tlbf apbf-created apbf-inserted tlbf-inserted \
-    tlbf-at small
+    tlbf-at small sliced sliced-64 sliced-inserted
+for key in sliced sliced-64 sliced-inserted; do
+    expect "$key: the replica's layout and cells are the primary's" \
+        "$(info_field primary APBF.INFO "$key" layout) $(info_field primary APBF.INFO "$key" cell_bits)" \
+        "$(info_field replica APBF.INFO "$key" layout) $(info_field replica APBF.INFO "$key" cell_bits)"
+done
+expect "sliced-64 kept CELLBITS 64 on the replica" "sliced 64" \
+    "$(info_field replica APBF.INFO sliced-64 layout) $(info_field replica APBF.INFO sliced-64 cell_bits)"
+same_answers APBF.MEXISTS sliced item: 200000 300000
 same_answers APBF.MEXISTS apbf item: 40000 60000
 same_answers APBF.MEXISTS blocked item: 40000 60000
 same_answers TLBF.MEXISTS tlbf item: 40000 60000

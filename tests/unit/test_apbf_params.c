@@ -431,6 +431,192 @@ static void choose_meets_its_targets(void **state) {
     assert_int_equal(support_alloc_live_count(), 0);
 }
 
+/* ------------------------------------------------------------------------ */
+/* The bit-sliced layout's chooser and padding                              */
+/* ------------------------------------------------------------------------ */
+
+/* The smallest cell of 16, 32, 64 or 128 bits holding k + l + 1 planes. */
+static uint32_t cell_for(uint32_t k, uint32_t l) {
+    uint32_t planes = k + l + 1, cell = 16;
+    while (cell < planes)
+        cell *= 2;
+    return cell;
+}
+
+static ebb_apbf_goal sliced_goal(uint64_t window, double fp, double max_npws) {
+    ebb_apbf_goal goal;
+    memset(&goal, 0, sizeof goal);
+    goal.window = window;
+    goal.fp = fp;
+    goal.max_npws = max_npws;
+    goal.layout = EBB_APBF_LAYOUT_SLICED;
+    return goal;
+}
+
+/* The sliced chooser meets fp and NPWS with plain shapes of at most 128
+ * planes in their smallest cell, sized as params_from_kl sizes them, and
+ * no such shape meeting both costs fewer bits (m W) or bytes. */
+static void check_sliced_choice(uint64_t window, double fp, double max_npws) {
+    ebb_apbf_goal goal = sliced_goal(window, fp, max_npws);
+    ebb_apbf_params chosen, again;
+    uint32_t k, l;
+    assert_int_equal(ebb_apbf_choose_goal(&goal, &chosen), EBB_OK);
+    CHECK(meets(chosen.k, chosen.l, fp, max_npws),
+          "sliced choice (%u, %u) misses fp %g / npws %g", chosen.k, chosen.l,
+          fp, max_npws);
+    assert_int_equal(chosen.layout, EBB_APBF_LAYOUT_SLICED);
+    assert_int_equal(chosen.block_bits, 0);
+    assert_true(chosen.k + chosen.l + 1 <= 128);
+    assert_int_equal(chosen.cell_bits, cell_for(chosen.k, chosen.l));
+    assert_int_equal(ebb_apbf_params_from_kl(chosen.k, chosen.l, window,
+                                             &again),
+                     EBB_OK);
+    assert_int_equal(ebb_apbf_params_set_layout(&again, EBB_APBF_LAYOUT_SLICED),
+                     EBB_OK);
+    assert_memory_equal(&chosen, &again, sizeof chosen);
+    double chosen_bits = (double)chosen.slice_bits * chosen.cell_bits;
+    for (k = 1; k <= EBB_APBF_MAX_K; k++)
+        for (l = 1; k + l + 1 <= 128; l++) {
+            ebb_apbf_params candidate;
+            if (!meets(k, l, fp, max_npws))
+                continue;
+            assert_int_equal(ebb_apbf_params_from_kl(k, l, window, &candidate),
+                             EBB_OK);
+            double bits = (double)candidate.slice_bits * cell_for(k, l);
+            CHECK(bits >= chosen_bits,
+                  "sliced choice (%u, %u) holds %.0f bits, (%u, %u) %.0f",
+                  chosen.k, chosen.l, chosen_bits, k, l, bits);
+            if (ebb_apbf_params_set_layout(&candidate,
+                                           EBB_APBF_LAYOUT_SLICED) == EBB_OK)
+                CHECK(memory_of(&candidate) >= memory_of(&chosen),
+                      "(%u, %u) needs %zu bytes, the choice %zu", k, l,
+                      memory_of(&candidate), memory_of(&chosen));
+        }
+}
+
+static void sliced_choose_meets_its_targets_with_least_memory(void **state) {
+    (void)state;
+    check_sliced_choice(1000000, 0.01, 0);
+    check_sliced_choice(1000000, 0.067, 0);
+    check_sliced_choice(100000, 0.001, 0.1);
+    check_sliced_choice(5000, 0.3, 0.5);
+    assert_int_equal(support_alloc_live_count(), 0);
+}
+
+/* At fp 0.157 and w = 10^6 a 16-bit shape that fills its cell, (5, 10),
+ * holds 14% fewer bits than the best shape needing a wider cell ((6, 21)
+ * in 32 bits), so the chooser takes it with no padding. */
+static void sliced_choose_prefers_full_cells(void **state) {
+    const double fp = 0.157;
+    ebb_apbf_goal goal = sliced_goal(1000000, fp, 0);
+    ebb_apbf_params sliced, ring;
+    double wider_bits = INFINITY;
+    uint32_t k, l, bits;
+    uint64_t bytes;
+    (void)state;
+    assert_int_equal(ebb_apbf_choose_goal(&goal, &sliced), EBB_OK);
+    assert_int_equal(sliced.k, 5);
+    assert_int_equal(sliced.l, 10);
+    assert_int_equal(sliced.cell_bits, 16);
+    assert_int_equal(ebb_apbf_layout_padding(&sliced, &bits, &bytes), EBB_OK);
+    assert_int_equal(bits, 0);
+    assert_int_equal(bytes, 0);
+    for (k = 1; k <= EBB_APBF_MAX_K; k++)
+        for (l = 1; k + l + 1 <= 128; l++) {
+            ebb_apbf_params p;
+            if (k + l + 1 <= 16 || !meets(k, l, fp, 0))
+                continue;
+            assert_int_equal(ebb_apbf_params_from_kl(k, l, 1000000, &p),
+                             EBB_OK);
+            if ((double)p.slice_bits * cell_for(k, l) < wider_bits)
+                wider_bits = (double)p.slice_bits * cell_for(k, l);
+        }
+    CHECK(wider_bits > 1.1 * (double)sliced.slice_bits * 16,
+          "best wider shape %.0f bits, (5, 10) %.0f", wider_bits,
+          (double)sliced.slice_bits * 16);
+    goal.layout = EBB_APBF_LAYOUT_RING;
+    assert_int_equal(ebb_apbf_choose_goal(&goal, &ring), EBB_OK);
+    assert_int_equal(ring.layout, EBB_APBF_LAYOUT_RING);
+    assert_int_equal(ring.cell_bits, 0);
+}
+
+/* Padding: W - (k + l + 1) planes of every cell, ceil(m that / 8) bytes;
+ * nothing for the ring; the spare plane is not padding. */
+static void layout_padding_counts_unused_planes(void **state) {
+    ebb_apbf_params p;
+    uint32_t bits = 99;
+    uint64_t bytes = 99;
+    (void)state;
+    assert_int_equal(ebb_apbf_params_from_klm(8, 8, 1001, &p), EBB_OK);
+    assert_int_equal(ebb_apbf_layout_padding(&p, &bits, &bytes), EBB_OK);
+    assert_int_equal(bits, 0); /* ring */
+    assert_int_equal(bytes, 0);
+    assert_int_equal(ebb_apbf_params_set_layout(&p, EBB_APBF_LAYOUT_SLICED),
+                     EBB_OK);
+    assert_int_equal(p.cell_bits, 32); /* 17 planes */
+    assert_int_equal(ebb_apbf_layout_padding(&p, &bits, &bytes), EBB_OK);
+    assert_int_equal(bits, 15);
+    assert_int_equal(bytes, (1001 * 15 + 7) / 8);
+    assert_int_equal(ebb_apbf_params_from_klm(3, 60, 4096, &p), EBB_OK);
+    assert_int_equal(ebb_apbf_params_set_layout(&p, EBB_APBF_LAYOUT_SLICED),
+                     EBB_OK);
+    assert_int_equal(p.cell_bits, 64);
+    assert_int_equal(ebb_apbf_layout_padding(&p, &bits, &bytes), EBB_OK);
+    assert_int_equal(bits, 0);
+    assert_int_equal(bytes, 0);
+    /* Invalid shapes and NULLs are refused, outputs untouched. */
+    bits = 7;
+    bytes = 7;
+    p.generation = 0;
+    assert_int_equal(ebb_apbf_layout_padding(&p, &bits, &bytes), EBB_EINVAL);
+    assert_int_equal(ebb_apbf_layout_padding(NULL, &bits, &bytes), EBB_EINVAL);
+    assert_int_equal(bits, 7);
+    assert_int_equal(bytes, 7);
+}
+
+/* set_layout refuses what the layout cannot hold; the chooser refuses
+ * blocked + sliced, unknown layouts and goals no <= 128-plane shape meets. */
+static void sliced_refuses_impossible_shapes(void **state) {
+    ebb_apbf_params p, out;
+    ebb_apbf_goal goal = sliced_goal(1000, 0.01, 0);
+    (void)state;
+    assert_int_equal(ebb_apbf_params_from_kl(64, 64, 1000, &p), EBB_OK);
+    assert_int_equal(ebb_apbf_params_set_layout(&p, EBB_APBF_LAYOUT_SLICED),
+                     EBB_EINVAL); /* 129 planes */
+    assert_int_equal(ebb_apbf_params_from_kl(64, 63, 1000, &p), EBB_OK);
+    assert_int_equal(ebb_apbf_params_set_layout(&p, EBB_APBF_LAYOUT_SLICED),
+                     EBB_OK);
+    assert_int_equal(p.cell_bits, 128);
+    assert_int_equal(ebb_apbf_params_from_kl_blocked(4, 3, 1000, 512, 8, &p),
+                     EBB_OK);
+    assert_int_equal(ebb_apbf_params_set_layout(&p, EBB_APBF_LAYOUT_SLICED),
+                     EBB_EINVAL);
+    assert_int_equal(ebb_apbf_params_set_layout(&p, 2), EBB_EINVAL);
+    assert_int_equal(ebb_apbf_params_set_layout(NULL, 0), EBB_EINVAL);
+
+    goal.block_bits = 512;
+    sentinel_params(&out);
+    assert_int_equal(ebb_apbf_choose_goal(&goal, &out), EBB_EINVAL);
+    goal.block_hashes = 8;
+    assert_int_equal(ebb_apbf_choose_goal(&goal, &out), EBB_EINVAL);
+    goal = sliced_goal(1000, 0.01, 0);
+    goal.layout = 2;
+    assert_int_equal(ebb_apbf_choose_goal(&goal, &out), EBB_EINVAL);
+    /* NPWS >= 1/l > 1/127 for every shape the layout holds, and fp 1e-40
+     * needs more than 128 planes: both impossible here, not for the ring. */
+    goal = sliced_goal(1000, 0.01, 1.0 / 200.0);
+    assert_int_equal(ebb_apbf_choose_goal(&goal, &out), EBB_EINVAL);
+    goal.layout = EBB_APBF_LAYOUT_RING;
+    assert_int_equal(ebb_apbf_choose_goal(&goal, &out), EBB_OK);
+    goal = sliced_goal(1000, 1e-40, 0);
+    sentinel_params(&out);
+    assert_int_equal(ebb_apbf_choose_goal(&goal, &out), EBB_EINVAL);
+    assert_true(params_untouched(&out));
+    assert_int_equal(ebb_apbf_preferred_layout(1000000, 0.01),
+                     EBB_APBF_LAYOUT_RING);
+    assert_int_equal(support_alloc_live_count(), 0);
+}
+
 #define TEST(f) SUPPORT_TEST(f, support_setup_counting)
 
 int main(void) {
@@ -448,6 +634,10 @@ int main(void) {
         TEST(create_accepts_what_sizing_gives),
         TEST(choose_meets_its_targets_with_least_memory),
         TEST(choose_meets_its_targets),
+        TEST(sliced_choose_meets_its_targets_with_least_memory),
+        TEST(sliced_choose_prefers_full_cells),
+        TEST(layout_padding_counts_unused_planes),
+        TEST(sliced_refuses_impossible_shapes),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1434,6 +1434,86 @@ static void batches_equal_single_calls(void **state) {
     }
 }
 
+/* check_and_add_batch against contains_hash then add_hash, key by key:
+ * the same seen flags and statuses and the same filter, with keys repeated
+ * inside a batch (the second occurrence must be seen), time stepping back
+ * and forth, refusals (a small REFUSE limit), evictions, and a filter large
+ * enough (w = 10^6 per span at fp 10^-3: 3 MiB written) for the
+ * prefetching path. */
+static void check_and_add_equals_single_calls(void **state) {
+    static const struct {
+        uint64_t initial;
+        size_t max_memory;
+        ebb_tlbf_policy policy;
+    } cases[] = {
+        {2000, 1u << 20, EBB_TLBF_REFUSE},
+        {2000, 1u << 20, EBB_TLBF_EVICT},
+        {1000000, (size_t)64 << 20, EBB_TLBF_EVICT},
+    };
+    enum { MOST = 300, ROUNDS = 200 };
+    ebb_hash128 hashes[MOST];
+    bool seen[MOST];
+    ebb_status statuses[MOST];
+    size_t p;
+    (void)state;
+    for (p = 0; p < sizeof cases / sizeof cases[0]; p++) {
+        ebb_tlbf_config c = tlbf_config_of(0.001, SPAN, cases[p].initial,
+                                           cases[p].max_memory,
+                                           cases[p].policy);
+        ebb_tlbf *batched = tlbf_create_or_fail(&c, 43);
+        ebb_tlbf *single = tlbf_create_or_fail(&c, 43);
+        uint64_t next = 0, rng = 7, hits = 0;
+        int64_t t = EPOCH;
+        size_t round;
+        tlbf_snap a, b;
+        assert_int_equal(ebb_tlbf_check_and_add_batch(batched, hashes, 0, t,
+                                                      seen, statuses),
+                         0);
+        for (round = 0; round < ROUNDS; round++) {
+            size_t n = 1 + (size_t)(support_splitmix64(&rng) % MOST), i;
+            size_t found;
+            for (i = 0; i < n; i++) {
+                /* New keys, old ones, and repeats inside this batch. */
+                uint64_t pick = support_splitmix64(&rng) % 4;
+                uint64_t index = pick == 0 && next > 0
+                                     ? next - 1 - support_splitmix64(&rng) % next
+                                     : next++;
+                if (pick == 1 && i > 0) {
+                    hashes[i] = hashes[support_splitmix64(&rng) % i];
+                    continue;
+                }
+                support_key key = support_key_make(KEYS_INSERTED, index);
+                hashes[i] = ebb_tlbf_hash(batched, key.bytes,
+                                          sizeof key.bytes);
+            }
+            t += (int64_t)(support_splitmix64(&rng) % (SPAN / 10)) -
+                 (round % 7 == 0 ? SPAN / 10 : 0);
+            found = ebb_tlbf_check_and_add_batch(
+                batched, hashes, n, t, round % 3 ? seen : NULL,
+                round % 4 ? statuses : NULL);
+            for (i = 0; i < n; i++) {
+                bool want = ebb_tlbf_contains_hash(single, hashes[i], t);
+                ebb_status st = ebb_tlbf_add_hash(single, hashes[i], t);
+                if (round % 3)
+                    assert_int_equal(seen[i], want);
+                if (round % 4)
+                    assert_int_equal(statuses[i], st);
+                found -= want;
+                hits += want;
+            }
+            assert_int_equal(found, 0);
+        }
+        a = tlbf_snap_save(batched);
+        b = tlbf_snap_save(single);
+        tlbf_snap_expect_equal(&a, &b, "check_and_add_batch vs singles");
+        tlbf_snap_free(&a);
+        tlbf_snap_free(&b);
+        assert_true(hits > 0);
+        ebb_tlbf_destroy(batched);
+        ebb_tlbf_destroy(single);
+    }
+}
+
 /* add_batch stops at the first refusal and says how many it added; the
  * single calls refuse at the same place. */
 static void batch_stops_at_the_first_refusal(void **state) {
@@ -1818,6 +1898,7 @@ int main(void) {
         TEST(shift_survives_every_allocation_failure),
         TEST(batches_equal_single_calls),
         TEST(batch_stops_at_the_first_refusal),
+        TEST(check_and_add_equals_single_calls),
         TEST(batches_cross_every_boundary),
         TEST(large_batches_equal_single_calls),
         TEST(identical_calls_give_identical_filters),
