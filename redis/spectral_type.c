@@ -450,21 +450,31 @@ static bool parse_items(RedisModuleCtx *ctx, const ebb_spectral *filter,
 /* INCRBY and DECRBY                                                        */
 /* ------------------------------------------------------------------------ */
 
+/* One INCRBY's or DECRBY's pairs and what became of them. Small commands
+ * (the usual one pair) keep their arrays in the struct: four allocations
+ * and frees per call were a tenth of an INCRBY's server time. */
+#define UPDATE_INLINE 4
+
 typedef struct update_batch {
-    int count;                /* item/n pairs                      */
-    RedisModuleString **pairs; /* argv + 2                          */
+    int count;                 /* item/n pairs                        */
+    RedisModuleString **pairs; /* argv + 2                            */
     uint64_t *amounts;
-    uint64_t *values;         /* range filters: the integers       */
+    uint64_t *values;          /* range filters: the integers         */
     ebb_status *statuses;
     uint64_t *estimates;
+    ebb_hash128 *hashes;       /* each item's hash, computed once     */
+    void *heap;                /* the arrays, when count > INLINE     */
+    struct {
+        uint64_t amounts[UPDATE_INLINE], values[UPDATE_INLINE];
+        uint64_t estimates[UPDATE_INLINE];
+        ebb_status statuses[UPDATE_INLINE];
+        ebb_hash128 hashes[UPDATE_INLINE];
+    } small;
 } update_batch;
 
 static void update_batch_free(update_batch *u)
 {
-    RedisModule_Free(u->amounts);
-    RedisModule_Free(u->values);
-    RedisModule_Free(u->statuses);
-    RedisModule_Free(u->estimates);
+    RedisModule_Free(u->heap);
 }
 
 static void update_batch_alloc(update_batch *u, RedisModuleString **argv,
@@ -472,11 +482,33 @@ static void update_batch_alloc(update_batch *u, RedisModuleString **argv,
 {
     u->count = (argc - 2) / 2;
     u->pairs = argv + 2;
+    u->heap = NULL;
     size_t n = (size_t)u->count;
-    u->amounts = RedisModule_Alloc(n * sizeof *u->amounts);
-    u->values = RedisModule_Alloc(n * sizeof *u->values);
-    u->statuses = RedisModule_Alloc(n * sizeof *u->statuses);
-    u->estimates = RedisModule_Alloc(n * sizeof *u->estimates);
+    if (n <= UPDATE_INLINE) {
+        u->amounts = u->small.amounts;
+        u->values = u->small.values;
+        u->estimates = u->small.estimates;
+        u->statuses = u->small.statuses;
+        u->hashes = u->small.hashes;
+        return;
+    }
+    /* The 16-byte hashes first, so every array stays aligned. */
+    size_t each = sizeof(ebb_hash128) + 3 * sizeof(uint64_t) +
+                  sizeof(ebb_status);
+    char *block = RedisModule_Alloc(n * each);
+    u->heap = block;
+    u->hashes = (ebb_hash128 *)(void *)block;
+    u->amounts = (uint64_t *)(void *)(block + n * sizeof(ebb_hash128));
+    u->values = u->amounts + n;
+    u->estimates = u->values + n;
+    u->statuses = (ebb_status *)(void *)(u->estimates + n);
+}
+
+/* Each item's hash: its bytes, or a range filter's integer. */
+static void hash_items(const ebb_spectral *filter, update_batch *u)
+{
+    for (int i = 0; i < u->count; i++)
+        u->hashes[i] = item_hash(filter, u->pairs[2 * i], u->values[i]);
 }
 
 static bool parse_amounts(RedisModuleCtx *ctx, update_batch *u)
@@ -502,24 +534,16 @@ static void apply_increments(ebb_spectral *filter, update_batch *u)
                 u->statuses[i] =
                     ebb_spectral_add_int(filter, u->values[i], u->amounts[i]);
             } else {
-                ebb_hash128 h = item_hash(filter, u->pairs[2 * i], 0);
-                u->statuses[i] = ebb_spectral_add_hash(filter, h,
+                u->statuses[i] = ebb_spectral_add_hash(filter, u->hashes[i],
                                                        u->amounts[i]);
             }
         }
         return;
     }
-    ebb_hash128 hashes[SPECTRAL_BATCH];
-    for (int start = 0; start < u->count; start += SPECTRAL_BATCH) {
-        int n = u->count - start < SPECTRAL_BATCH ? u->count - start
-                                                  : SPECTRAL_BATCH;
-        for (int i = 0; i < n; i++) {
-            hashes[i] = item_hash(filter, u->pairs[2 * (start + i)], 0);
-            u->statuses[start + i] = EBB_OK;
-        }
-        (void)ebb_spectral_add_batch(filter, hashes, u->amounts + start,
-                                     (size_t)n);
-    }
+    for (int i = 0; i < u->count; i++)
+        u->statuses[i] = EBB_OK;
+    (void)ebb_spectral_add_batch(filter, u->hashes, u->amounts,
+                                 (size_t)u->count);
 }
 
 static void apply_decrements(ebb_spectral *filter, update_batch *u)
@@ -530,8 +554,7 @@ static void apply_decrements(ebb_spectral *filter, update_batch *u)
             u->statuses[i] = ebb_spectral_remove_int(filter, u->values[i],
                                                      u->amounts[i]);
         } else {
-            ebb_hash128 h = item_hash(filter, u->pairs[2 * i], 0);
-            u->statuses[i] = ebb_spectral_remove_hash(filter, h,
+            u->statuses[i] = ebb_spectral_remove_hash(filter, u->hashes[i],
                                                       u->amounts[i]);
         }
     }
@@ -540,10 +563,8 @@ static void apply_decrements(ebb_spectral *filter, update_batch *u)
 /* Each item's count after the whole command. */
 static void read_estimates(const ebb_spectral *filter, update_batch *u)
 {
-    for (int i = 0; i < u->count; i++) {
-        ebb_hash128 h = item_hash(filter, u->pairs[2 * i], u->values[i]);
-        u->estimates[i] = ebb_spectral_estimate_hash(filter, h);
-    }
+    for (int i = 0; i < u->count; i++)
+        u->estimates[i] = ebb_spectral_estimate_hash(filter, u->hashes[i]);
 }
 
 /* Replicates the pairs that changed the state (all but EBB_ENOMEM's);
@@ -557,6 +578,11 @@ static bool replicate_applied(RedisModuleCtx *ctx, const char *command,
         kept += u->statuses[i] != EBB_ENOMEM;
     if (kept == 0)
         return false;
+    if (kept == u->count) {
+        /* The usual case, and much cheaper than building a command. */
+        RedisModule_ReplicateVerbatim(ctx);
+        return true;
+    }
     RedisModuleString **args =
         RedisModule_Alloc(sizeof *args * (size_t)(2 * kept + 1));
     int n = 0;
@@ -574,10 +600,9 @@ static bool replicate_applied(RedisModuleCtx *ctx, const char *command,
 
 /* One element of an update's reply. */
 static void reply_update(RedisModuleCtx *ctx, RedisModuleString *keyname,
-                         const update_batch *u, int i)
+                         const update_batch *u, int i, bool replayed)
 {
     ebb_status status = u->statuses[i];
-    bool replayed = replaying(ctx);
     if (status == EBB_OK ||
         (replayed && status == EBB_EUNDERFLOW)) {
         /* A refusal the primary answered is repeated here only to keep
@@ -620,11 +645,13 @@ static int update_tail(RedisModuleCtx *ctx, RedisModuleString **argv,
     ebb_spectral *filter = value->filter;
     if (parse_items(ctx, filter, u->pairs, u->count, 2, u->values)) {
         ebb_redis_value_touch(value);
+        hash_items(filter, u);
         apply(filter, u);
         read_estimates(filter, u);
+        bool replayed = replaying(ctx);
         RedisModule_ReplyWithArray(ctx, u->count);
         for (int i = 0; i < u->count; i++)
-            reply_update(ctx, argv[1], u, i);
+            reply_update(ctx, argv[1], u, i, replayed);
         if (replicate_applied(ctx, command, argv[1], u))
             ebb_redis_notify(ctx, &SPECTRAL, event, argv[1]);
     }
