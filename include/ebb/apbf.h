@@ -376,8 +376,8 @@ size_t ebb_apbf_snapshot_size(const ebb_apbf *filter);
 ebb_status ebb_apbf_save(const ebb_apbf *filter, void *buf, size_t capacity,
                          size_t *written);
 
-/* Streams the snapshot ebb_apbf_save would write (plain or blocked, the
- * same bytes) to sink, in pieces of at most EBB_SAVE_PIECE_MAX bytes (see
+/* Streams the snapshot ebb_apbf_save would write (plain, blocked or
+ * bit-sliced, the same bytes) to sink, in pieces of at most EBB_SAVE_PIECE_MAX bytes (see
  * ebb_save_sink in ebb/ebb.h), without allocating: a stage of
  * EBB_SAVE_PIECE_MAX bytes on the stack, the checksum computed as the
  * pieces go. For saving a large filter where a second copy of it does not
@@ -388,8 +388,9 @@ ebb_status ebb_apbf_save(const ebb_apbf *filter, void *buf, size_t capacity,
 ebb_status ebb_apbf_save_to(const ebb_apbf *filter, ebb_save_sink sink,
                             void *user);
 
-/* Builds a new filter from a snapshot. The input is treated as hostile: every
- * length is checked before it is read. Errors: EBB_EMAGIC, EBB_EVERSION,
+/* Builds a new filter from a snapshot of family 1 (plain), 2 (blocked) or
+ * 7 (bit-sliced: the filter keeps that layout). The input is treated as
+ * hostile: every length is checked before it is read. Errors: EBB_EMAGIC, EBB_EVERSION,
  * EBB_EFAMILY, EBB_ETRUNCATED, EBB_ECHECKSUM, EBB_ECORRUPT, EBB_ENOMEM,
  * EBB_EOVERFLOW. Nothing is allocated or written on error. */
 ebb_status ebb_apbf_load(const void *buf, size_t len, ebb_apbf **out);
