@@ -391,8 +391,19 @@ int bench_measure(bench_subject *s, const bench_plan *plan,
 void bench_apply_ceiling(bench_row *rows, int count,
                          const bench_ceiling *ceiling);
 
+/* A key's hash folded to 64 bits, for bench_key_hash_ns. */
+typedef uint64_t (*bench_key_hash)(const bench_key *key);
+
+/* `hash` alone on `count` keys of the source: ns per key, median of runs
+ * (the sum of the hashes is kept observable so the loop is not removed). */
+double bench_key_hash_ns(bench_key_source *keys, size_t count, unsigned runs,
+                         bench_key_hash hash);
+
 /* ebb_hash alone on 16-byte keys: ns per key, median of runs. */
 double bench_hash_ns(bench_key_source *keys, size_t count, unsigned runs);
+
+/* "1e6" for a power of ten, else the digits of window. */
+void bench_window_label(char *out, size_t size, uint64_t window);
 
 /* ------------------------------------------------------------------------ */
 /* Report (report.c)                                                        */

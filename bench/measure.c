@@ -373,7 +373,8 @@ void bench_apply_ceiling(bench_row *rows, int count, const bench_ceiling *ceilin
     }
 }
 
-double bench_hash_ns(bench_key_source *keys, size_t count, unsigned runs)
+double bench_key_hash_ns(bench_key_source *keys, size_t count, unsigned runs,
+                         bench_key_hash hash)
 {
     double samples[BENCH_MAX_RUNS];
     if (count > keys->capacity)
@@ -382,13 +383,22 @@ double bench_hash_ns(bench_key_source *keys, size_t count, unsigned runs)
     uint64_t sink = 0;
     for (unsigned run = 0; run < runs; run++) {
         uint64_t start = bench_now_ns();
-        for (size_t i = 0; i < count; i++) {
-            ebb_hash128 h = ebb_hash(&batch[i], sizeof batch[i], 42);
-            sink += h.lo ^ h.hi;
-        }
+        for (size_t i = 0; i < count; i++)
+            sink += hash(&batch[i]);
         samples[run] = (double)(bench_now_ns() - start) / (double)count;
     }
     if (sink == 1) /* practically never; keeps the sum observable */
         fprintf(stderr, "bench: hash sink %llu\n", (unsigned long long)sink);
     return bench_median(samples, runs);
+}
+
+static uint64_t ebb_key_hash(const bench_key *key)
+{
+    ebb_hash128 h = ebb_hash(key, sizeof *key, 42);
+    return h.lo ^ h.hi;
+}
+
+double bench_hash_ns(bench_key_source *keys, size_t count, unsigned runs)
+{
+    return bench_key_hash_ns(keys, count, runs, ebb_key_hash);
 }

@@ -85,21 +85,6 @@ static void shape_name(char *out, size_t size, kl_shape shape, bool sliced)
     snprintf(out, size, "k=%u l=%u%s", shape.k, shape.l, sliced ? " sliced" : "");
 }
 
-/* "1e6" for a power of ten, else the digits. */
-static void window_label(char *out, size_t size, uint64_t window)
-{
-    int exponent = 0;
-    uint64_t w = window;
-    while (w >= 10 && w % 10 == 0) {
-        w /= 10;
-        exponent++;
-    }
-    if (w == 1 && exponent > 0)
-        snprintf(out, size, "1e%d", exponent);
-    else
-        snprintf(out, size, "%llu", (unsigned long long)window);
-}
-
 /* Measures a created subject, reports it and keeps its rows; returns the
  * failed checks. The subject is destroyed. */
 static unsigned measure(bench_report *report, row_set *set, bench_subject *s,
@@ -229,7 +214,7 @@ static void model_ratio(bench_report *r, const row_set *set, uint64_t window,
 {
     char what[192], label[16], name[64], model_name[64];
     bool sliced = variant == BENCH_APBF_SLICED_KL;
-    window_label(label, sizeof label, window);
+    bench_window_label(label, sizeof label, window);
     shape_name(name, sizeof name, shape, sliced);
     shape_name(model_name, sizeof model_name, shape, false);
     const bench_row *row = find(set, window, variant, name, op, batch);
@@ -326,7 +311,7 @@ static void sliced_ratios(bench_report *r, const row_set *set, const uint64_t *w
         for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++)
             for (int op = BENCH_ADD; op <= BENCH_CONTAINS; op++) {
                 char label[16], sliced_name[64], ring_name[64];
-                window_label(label, sizeof label, windows[w]);
+                bench_window_label(label, sizeof label, windows[w]);
                 shape_name(sliced_name, sizeof sliced_name, shapes[i], true);
                 shape_name(ring_name, sizeof ring_name, shapes[i], false);
                 double model = row_ns(find(set, windows[w], BENCH_PROTOTYPE_MODEL,

@@ -302,21 +302,13 @@ bool bench_prototype_create(bench_subject *s, uint64_t window,
     return true;
 }
 
+static uint64_t model_key_hash(const bench_key *key)
+{
+    return bench_murmur64a(key, sizeof *key, PROTOTYPE_SEED_A) ^
+           bench_murmur64a(key, sizeof *key, PROTOTYPE_SEED_B);
+}
+
 double bench_prototype_hash_ns(bench_key_source *keys, size_t count, unsigned runs)
 {
-    double samples[BENCH_MAX_RUNS];
-    if (count > keys->capacity)
-        count = keys->capacity;
-    const bench_key *batch = bench_key_source_range(keys, 0, count);
-    uint64_t sink = 0;
-    for (unsigned run = 0; run < runs; run++) {
-        uint64_t start = bench_now_ns();
-        for (size_t i = 0; i < count; i++)
-            sink += bench_murmur64a(&batch[i], sizeof batch[i], PROTOTYPE_SEED_A) ^
-                    bench_murmur64a(&batch[i], sizeof batch[i], PROTOTYPE_SEED_B);
-        samples[run] = (double)(bench_now_ns() - start) / (double)count;
-    }
-    if (sink == 1) /* practically never; keeps the sum observable */
-        fprintf(stderr, "bench: hash sink %llu\n", (unsigned long long)sink);
-    return bench_median(samples, runs);
+    return bench_key_hash_ns(keys, count, runs, model_key_hash);
 }

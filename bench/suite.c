@@ -325,8 +325,7 @@ static void issue4_targets(bench_report *r, const result_set *set)
             }
 }
 
-/* "1e6" for a power of ten, else the digits. */
-static void window_label(char *out, size_t size, uint64_t window)
+void bench_window_label(char *out, size_t size, uint64_t window)
 {
     int exponent = 0;
     uint64_t w = window;
@@ -348,7 +347,7 @@ static void stable_target(bench_report *r, const result_set *set, uint64_t windo
     char what[192], label[32];
     const bench_row *row = find_row(set, window, 1e-2, variant, op, batch);
     const bench_row *peer = find_row(set, window, 1e-2, BENCH_LIBBLOOM, BENCH_ADD, false);
-    window_label(label, sizeof label, window);
+    bench_window_label(label, sizeof label, window);
     snprintf(what, sizeof what, "w %s %s %s, %s / libbloom%s%s add", label,
              bench_variant_name(variant), bench_op_name(op), call_style(batch),
              peer ? " " : "", peer ? peer->shape : "");
@@ -367,7 +366,7 @@ static void stable_draw_ratio(bench_report *r, const result_set *set, uint64_t w
     char label[32];
     if (consecutive == NULL || independent == NULL)
         return;
-    window_label(label, sizeof label, window);
+    bench_window_label(label, sizeof label, window);
     bench_report_text(r, "  %-8s w %s stable %s, %s: consecutive / independent draw "
                          "%.2fx\n",
                       "issue 12", label, bench_op_name(op), call_style(batch),
@@ -403,7 +402,7 @@ static void timing_infer_target(bench_report *r, const result_set *set, uint64_t
     const bench_row *infer = find_row(set, window, 1e-2, BENCH_TIMING, BENCH_INFER, false);
     const bench_row *contains =
         find_row(set, window, 1e-2, BENCH_TIMING, BENCH_CONTAINS, false);
-    window_label(label, sizeof label, window);
+    bench_window_label(label, sizeof label, window);
     snprintf(what, sizeof what, "w %s BTBF %s posterior query / standard query, one call",
              label, infer ? infer->shape : "");
     if (infer == NULL || contains == NULL) {
@@ -428,7 +427,7 @@ static void timing_apbf_ratio(bench_report *r, const result_set *set, uint64_t w
     char label[32];
     if (timing == NULL || apbf == NULL)
         return;
-    window_label(label, sizeof label, window);
+    bench_window_label(label, sizeof label, window);
     bench_report_text(r, "  %-8s w %s BTBF %s, %s / APBF default %s: %.2fx (%.0f / %.0f ns)\n",
                       "issue 13", label, bench_op_name(op), call_style(batch),
                       apbf->shape, apbf->ns_per_op / timing->ns_per_op,
@@ -458,7 +457,7 @@ static void spectral_target(bench_report *r, const result_set *set, uint64_t win
     bench_op peer_op = op == BENCH_ESTIMATE ? BENCH_CONTAINS : BENCH_ADD;
     const bench_row *ms = find_row(set, window, 1e-2, BENCH_SPECTRAL_MS, op, batch);
     const bench_row *peer = find_row(set, window, 1e-2, BENCH_LIBBLOOM, peer_op, false);
-    window_label(label, sizeof label, window);
+    bench_window_label(label, sizeof label, window);
     snprintf(what, sizeof what, "w %s spectral MS %s %s, %s / libbloom%s%s %s", label,
              ms ? ms->shape : "", bench_op_name(op), call_style(batch),
              peer ? " " : "", peer ? peer->shape : "",
@@ -476,7 +475,7 @@ static void spectral_ratio(bench_report *r, const result_set *set, uint64_t wind
     char label[32];
     if (row == NULL || ms == NULL)
         return;
-    window_label(label, sizeof label, window);
+    bench_window_label(label, sizeof label, window);
     bench_report_text(r, "  %-8s w %s %s %s, %s: %.2fx the time of MS (%.0f / %.0f ns), "
                          "%.2fx its memory\n",
                       "issue 14", label, bench_variant_name(variant), bench_op_name(op),

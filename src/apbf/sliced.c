@@ -562,7 +562,7 @@ static void put_cells(ebb_writer *wr, const ebb_apbf *f)
     }
 }
 
-static void put_fields(ebb_writer *wr, const void *filter)
+void ebb_apbf_sliced_put_fields(ebb_writer *wr, const void *filter)
 {
     const ebb_apbf *f = filter;
     ebb_put_u32(wr, f->k);
@@ -578,30 +578,11 @@ static void put_fields(ebb_writer *wr, const void *filter)
     put_cells(wr, f);
 }
 
-static ebb_frame_head head_of(const ebb_apbf *f)
+ebb_frame_head ebb_apbf_sliced_head(const ebb_apbf *f)
 {
     ebb_frame_head head = {EBB_FAMILY_APBF_SLICED, SLICED_PARAM_BYTES,
                            ebb_apbf_sliced_snapshot_size(f), f->seed};
     return head;
-}
-
-ebb_status ebb_apbf_sliced_save(const ebb_apbf *f, void *buf,
-                                size_t capacity, size_t *written)
-{
-    ebb_frame_head head = head_of(f);
-    if (buf == NULL || capacity < head.total)
-        return EBB_EBUFSIZE;
-    ebb_frame_save(&head, put_fields, f, buf);
-    if (written != NULL)
-        *written = head.total;
-    return EBB_OK;
-}
-
-ebb_status ebb_apbf_sliced_save_to(const ebb_apbf *f, ebb_save_sink sink,
-                                   void *user)
-{
-    ebb_frame_head head = head_of(f);
-    return ebb_frame_stream(&head, put_fields, f, sink, user);
 }
 
 typedef struct sliced_header {

@@ -12,6 +12,7 @@
 
 #include "ebb/apbf.h"
 
+#include "core/codec.h"
 #include "core/hash.h"
 
 /* Cells of 128 bits and the masks of every width are handled as one
@@ -63,12 +64,12 @@ size_t ebb_apbf_sliced_check_and_add_batch(ebb_apbf *f,
                                            const ebb_hash128 *hashes,
                                            size_t n, bool *seen);
 
-/* Snapshots of family 7 (docs/format.md), for src/apbf/snapshot.c. */
+/* Snapshots of family 7 (docs/format.md), for src/apbf/snapshot.c, which
+ * frames and writes them as it does families 1 and 2: the frame's head,
+ * and the fields after it. */
 size_t ebb_apbf_sliced_snapshot_size(const ebb_apbf *f);
-ebb_status ebb_apbf_sliced_save(const ebb_apbf *f, void *buf,
-                                size_t capacity, size_t *written);
-ebb_status ebb_apbf_sliced_save_to(const ebb_apbf *f, ebb_save_sink sink,
-                                   void *user);
+ebb_frame_head ebb_apbf_sliced_head(const ebb_apbf *f);
+void ebb_apbf_sliced_put_fields(ebb_writer *w, const void *filter);
 /* Loads a family-7 snapshot; EBB_EFAMILY when buf is of another family. */
 ebb_status ebb_apbf_sliced_load(const void *buf, size_t len, ebb_apbf **out);
 

@@ -61,8 +61,17 @@ static void put_fields(ebb_writer *w, const void *filter)
     ebb_put_words(w, f->bits, (size_t)(f->slices * f->slice_words));
 }
 
+/* The fields after the frame's head, for the filter's layout. */
+static ebb_put_fields fields_of(const ebb_apbf *f)
+{
+    return f->layout == EBB_APBF_LAYOUT_SLICED ? ebb_apbf_sliced_put_fields
+                                               : put_fields;
+}
+
 static ebb_frame_head head_of(const ebb_apbf *f)
 {
+    if (f->layout == EBB_APBF_LAYOUT_SLICED)
+        return ebb_apbf_sliced_head(f);
     uint16_t family = family_of(f);
     ebb_frame_head head = {family, param_bytes(family),
                            ebb_apbf_snapshot_size(f), f->seed};
@@ -72,12 +81,10 @@ static ebb_frame_head head_of(const ebb_apbf *f)
 ebb_status ebb_apbf_save(const ebb_apbf *f, void *buf, size_t capacity,
                          size_t *written)
 {
-    if (f->layout == EBB_APBF_LAYOUT_SLICED)
-        return ebb_apbf_sliced_save(f, buf, capacity, written);
     ebb_frame_head head = head_of(f);
     if (buf == NULL || capacity < head.total)
         return EBB_EBUFSIZE;
-    ebb_frame_save(&head, put_fields, f, buf);
+    ebb_frame_save(&head, fields_of(f), f, buf);
     if (written != NULL)
         *written = head.total;
     return EBB_OK;
@@ -88,10 +95,8 @@ ebb_status ebb_apbf_save_to(const ebb_apbf *f, ebb_save_sink sink,
 {
     if (f == NULL || sink == NULL)
         return EBB_EINVAL;
-    if (f->layout == EBB_APBF_LAYOUT_SLICED)
-        return ebb_apbf_sliced_save_to(f, sink, user);
     ebb_frame_head head = head_of(f);
-    return ebb_frame_stream(&head, put_fields, f, sink, user);
+    return ebb_frame_stream(&head, fields_of(f), f, sink, user);
 }
 
 /* The fields of the parameter block, before anything is allocated. */
