@@ -20,16 +20,10 @@
 /* Keys whose write lines are prefetched together, as add_batch's chunk. */
 #define CHECK_ADD_CHUNK 16u
 
-/* True when the k written slices exist and hold enough bytes for a
- * prefetch to pay. */
+/* True when the k written slices exist and are past the caches. */
 static bool writes_prefetched(const ebb_tlbf *f)
 {
-    if (f->count < f->k)
-        return false;
-    uint64_t bits = 0;
-    for (uint32_t i = 0; i < f->k; i++)
-        bits += f->writes[i].nbits;
-    return ebb_add_prefetch_pays(bits / 8u);
+    return f->count >= f->k && ebb_tlbf_writes_staged(f);
 }
 
 static void prefetch_writes(const ebb_tlbf *f, const ebb_hash128 *h, size_t n)

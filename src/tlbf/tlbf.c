@@ -820,8 +820,8 @@ EBB_ALWAYS_INLINE void write_key(const ebb_tlbf *f, ebb_hash128 h)
 #define BATCH_CHUNK 16u
 
 /* True when the k written slices are past the caches, where a batch add
- * stages its writes (ebb_add_prefetch_pays). */
-static bool writes_staged(const ebb_tlbf *f)
+ * stages its writes (ebb_add_prefetch_pays); check_add.c asks it too. */
+bool ebb_tlbf_writes_staged(const ebb_tlbf *f)
 {
     uint64_t bits = 0;
     for (uint32_t i = 0; i < f->k; i++)
@@ -991,17 +991,17 @@ ebb_status ebb_tlbf_add_batch(ebb_tlbf *f, const ebb_hash128 *hashes,
      * generation and one time, so the same k slices, and no check can turn)
      * are written a chunk at a time (their bits located and prefetched
      * before any is set when the written slices are past the caches,
-     * writes_staged), and counted together. */
+     * ebb_tlbf_writes_staged), and counted together. */
     now = usable_time(now);
     size_t i = 0;
     ebb_status st = EBB_OK;
-    bool staged = writes_staged(f); /* the written slices change in add_full */
+    bool staged = ebb_tlbf_writes_staged(f); /* the written slices change in add_full */
     while (i < n) {
         int64_t at = recorded_time(f, now);
         if (!writes_only(f, at)) {
             if ((st = add_full(f, hashes[i], now)) != EBB_OK)
                 break;
-            staged = writes_staged(f);
+            staged = ebb_tlbf_writes_staged(f);
             i++;
             continue;
         }

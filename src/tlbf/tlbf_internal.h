@@ -160,4 +160,8 @@ uint32_t ebb_tlbf_live(const ebb_tlbf *f, int64_t now);
  * floor((c_i - n_i) / (k - i))). */
 uint64_t ebb_tlbf_schedule(const ebb_tlbf *f);
 
+/* True when the k written slices (f->writes) hold enough bytes for a batch
+ * to prefetch its writes (ebb_add_prefetch_pays). tlbf.c. */
+bool ebb_tlbf_writes_staged(const ebb_tlbf *f);
+
 #endif
