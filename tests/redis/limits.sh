@@ -245,7 +245,7 @@ expect "TLBF.RESERVE on the primary" OK \
 items_command APBF.MADD r i: 0 20000 1000 | pipe_to primary
 items_command TLBF.MADD tr i: 0 5000 1000 | pipe_to primary
 rcli primary APBF.ADD created-by-add x >/dev/null
-rcli primary WAIT 1 5000 >/dev/null
+check "replica synced" synced
 for key in r tr created-by-add; do
     dump_to primary "$key" "$WORK/p-$key.dump"
     dump_to replica "$key" "$WORK/r-$key.dump"
@@ -318,7 +318,7 @@ start_server replica --maxmemory 20mb --maxmemory-policy noeviction \
 check "the restarted replica syncs" wait_until 10 \
     sh -c "redis-cli -p ${SERVER_PORT[replica]} INFO replication | grep -q master_link_status:up"
 items_command APBF.MADD r j: 0 2000 1000 | pipe_to primary
-rcli primary WAIT 1 5000 >/dev/null
+check "replica synced" synced
 for key in r tr; do
     dump_to primary "$key" "$WORK/p-$key.dump"
     dump_to replica "$key" "$WORK/r-$key.dump"
@@ -329,7 +329,7 @@ done
 # A replicated write to a key the replica lacks creates nothing.
 rcli replica DEL r >/dev/null
 rcli primary APBF.ADD r lost >/dev/null
-rcli primary WAIT 1 5000 >/dev/null
+check "replica synced" synced
 expect "a replicated ADD to a missing key creates nothing" 0 \
     "$(rcli replica EXISTS r)"
 check "the replica logs the RESERVE that did not apply" \
