@@ -523,9 +523,23 @@ static bool parse_amounts(RedisModuleCtx *ctx, update_batch *u)
     return true;
 }
 
-/* Applies the increments: the batch call for fixed storage (never fails),
- * one at a time for compact storage so an EBB_ENOMEM names its item. */
-static void apply_increments(ebb_spectral *filter, update_batch *u)
+/* Each item's count after the whole command. */
+static void read_estimates(const ebb_spectral *filter, update_batch *u)
+{
+    for (int i = 0; i < u->count; i++)
+        u->estimates[i] = ebb_spectral_estimate_hash(filter, u->hashes[i]);
+}
+
+/* Starts loading the counters of the items (up to the inline few), so
+ * that the cache misses of a filter larger than the caches overlap the
+ * command's work before the update. */
+static void prefetch_items(const ebb_spectral *filter, const update_batch *u)
+{
+    for (int i = 0; i < u->count && i < UPDATE_INLINE; i++)
+        ebb_spectral_prefetch_hash(filter, u->hashes[i]);
+}
+
+static void apply_increments_each(ebb_spectral *filter, update_batch *u)
 {
     const ebb_spectral_params *p = ebb_spectral_get_params(filter);
     if (p->range > 0 || p->storage != EBB_SPECTRAL_FIXED) {
@@ -546,6 +560,22 @@ static void apply_increments(ebb_spectral *filter, update_batch *u)
                                  (size_t)u->count);
 }
 
+/* Applies the increments, then reads each item's count: the batch call
+ * for fixed storage (never fails), one at a time for compact storage so
+ * an EBB_ENOMEM names its item. One pair, the usual command, is one call
+ * that answers its count from the counters it just wrote. */
+static void apply_increments(ebb_spectral *filter, update_batch *u)
+{
+    if (u->count == 1 && ebb_spectral_get_params(filter)->range == 0) {
+        u->statuses[0] = ebb_spectral_add_estimate_hash(
+            filter, u->hashes[0], u->amounts[0], &u->estimates[0]);
+        return;
+    }
+    apply_increments_each(filter, u);
+    read_estimates(filter, u);
+}
+
+/* Applies the decrements, then reads each item's count. */
 static void apply_decrements(ebb_spectral *filter, update_batch *u)
 {
     bool ranged = ebb_spectral_get_params(filter)->range > 0;
@@ -558,13 +588,7 @@ static void apply_decrements(ebb_spectral *filter, update_batch *u)
                                                       u->amounts[i]);
         }
     }
-}
-
-/* Each item's count after the whole command. */
-static void read_estimates(const ebb_spectral *filter, update_batch *u)
-{
-    for (int i = 0; i < u->count; i++)
-        u->estimates[i] = ebb_spectral_estimate_hash(filter, u->hashes[i]);
+    read_estimates(filter, u);
 }
 
 /* Replicates the pairs that changed the state (all but EBB_ENOMEM's);
@@ -634,8 +658,9 @@ static void reply_update(RedisModuleCtx *ctx, RedisModuleString *keyname,
 }
 
 /* The tail of INCRBY and DECRBY once the key is open: the items parsed,
- * the updates applied, each item's count answered, what was applied
- * replicated and notified; closes the key and frees the batch. */
+ * the updates applied (apply also reads the counts), each item's count
+ * answered, what was applied replicated and notified; closes the key and
+ * frees the batch. */
 static int update_tail(RedisModuleCtx *ctx, RedisModuleString **argv,
                        RedisModuleKey *key, ebb_redis_value *value,
                        update_batch *u,
@@ -644,12 +669,13 @@ static int update_tail(RedisModuleCtx *ctx, RedisModuleString **argv,
 {
     ebb_spectral *filter = value->filter;
     if (parse_items(ctx, filter, u->pairs, u->count, 2, u->values)) {
-        ebb_redis_value_touch(value);
         hash_items(filter, u);
-        apply(filter, u);
-        read_estimates(filter, u);
+        prefetch_items(filter, u);
+        /* Work that waits for no counter, while the prefetches load. */
+        ebb_redis_value_touch(value);
         bool replayed = replaying(ctx);
         RedisModule_ReplyWithArray(ctx, u->count);
+        apply(filter, u);
         for (int i = 0; i < u->count; i++)
             reply_update(ctx, argv[1], u, i, replayed);
         if (replicate_applied(ctx, command, argv[1], u))

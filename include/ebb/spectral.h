@@ -212,6 +212,23 @@ ebb_status ebb_spectral_add(ebb_spectral *filter, const void *key, size_t len,
 ebb_status ebb_spectral_add_hash(ebb_spectral *filter, ebb_hash128 hash,
                                  uint64_t r);
 
+/* ebb_spectral_add_hash, then the key's estimate after the add (what
+ * ebb_spectral_estimate_hash would answer next) in *estimate, from the
+ * positions and counters the add just touched: one derivation of the
+ * positions and one trip to memory instead of two. On an error *estimate
+ * is the estimate of the unchanged filter. */
+ebb_status ebb_spectral_add_estimate_hash(ebb_spectral *filter,
+                                          ebb_hash128 hash, uint64_t r,
+                                          uint64_t *estimate);
+
+/* Starts loading the counters a later add or estimate of the key reads
+ * (a software prefetch, for writing): no effect on any answer. A caller
+ * with other work to do between learning a key and updating it (a server
+ * parsing the rest of a command) hides part of the cache misses of a
+ * filter larger than the caches behind that work. Compact storage and RM
+ * prefetch nothing. */
+void ebb_spectral_prefetch_hash(const ebb_spectral *filter, ebb_hash128 hash);
+
 /* Removes r occurrences (compact: never EBB_ENOMEM, counters only
  * shrink). EBB_EINVAL under MI (use the unsafe form);
  * EBB_EUNDERFLOW when one of the key's counters is below r (more deletes

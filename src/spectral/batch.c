@@ -24,19 +24,6 @@
 #define AHEAD 8u
 #define RING 16u
 
-static inline void prefetch_words(const ebb_spectral *f, const uint64_t *pos,
-                                  int write)
-{
-    const ebb_cells *c = &f->primary;
-    for (uint32_t j = 0; j < f->params.k; j++) {
-        const uint64_t *at = c->words + ((pos[j] * c->width) >> 6);
-        if (write)
-            __builtin_prefetch(at, 1, 3);
-        else
-            __builtin_prefetch(at, 0, 3);
-    }
-}
-
 static bool prefetch_pays(const ebb_spectral *f)
 {
     return f->compact == NULL &&
@@ -65,7 +52,7 @@ static void add_run(ebb_spectral *f, const ebb_hash128 *h,
     for (size_t i = 0; i < n + AHEAD; i++) {
         if (i < n) {
             positions(f, h[i], ring[i % RING]);
-            prefetch_words(f, ring[i % RING], 1);
+            spectral_prefetch_words(f, ring[i % RING], 1);
         }
         if (i >= AHEAD) {
             size_t at = i - AHEAD;
@@ -122,7 +109,7 @@ static void estimate_run(const ebb_spectral *f, const ebb_hash128 *h,
     for (size_t i = 0; i < n + AHEAD; i++) {
         if (i < n) {
             positions(f, h[i], ring[i % RING]);
-            prefetch_words(f, ring[i % RING], 0);
+            spectral_prefetch_words(f, ring[i % RING], 0);
         }
         if (i >= AHEAD) {
             size_t at = i - AHEAD;

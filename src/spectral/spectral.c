@@ -413,15 +413,42 @@ static ebb_status remove_hash(ebb_spectral *f, ebb_hash128 h, uint64_t r,
 /* The public calls                                                         */
 /* ------------------------------------------------------------------------ */
 
-ebb_status ebb_spectral_add_hash(ebb_spectral *f, ebb_hash128 hash,
-                                 uint64_t r)
+/* One add, its positions left in pos (unset for RM) for the caller. */
+static ebb_status add_hash_at(ebb_spectral *f, ebb_hash128 hash, uint64_t r,
+                              uint64_t *pos)
 {
-    uint64_t pos[EBB_SPECTRAL_MAX_K];
     if (f->params.method != EBB_SPECTRAL_RM)
         spectral_positions(hash, f->params.k, f->primary.count, pos);
     spectral_begin(f);
     spectral_add_at(f, hash, pos, r);
     return spectral_commit(f);
+}
+
+ebb_status ebb_spectral_add_hash(ebb_spectral *f, ebb_hash128 hash,
+                                 uint64_t r)
+{
+    uint64_t pos[EBB_SPECTRAL_MAX_K];
+    return add_hash_at(f, hash, r, pos);
+}
+
+ebb_status ebb_spectral_add_estimate_hash(ebb_spectral *f, ebb_hash128 hash,
+                                          uint64_t r, uint64_t *estimate)
+{
+    uint64_t pos[EBB_SPECTRAL_MAX_K];
+    ebb_status st = add_hash_at(f, hash, r, pos);
+    /* After the commit: a refused compact update was rolled back, and
+     * the estimate is the unchanged filter's. */
+    *estimate = spectral_estimate_at(f, hash, pos);
+    return st;
+}
+
+void ebb_spectral_prefetch_hash(const ebb_spectral *f, ebb_hash128 hash)
+{
+    if (f->params.method == EBB_SPECTRAL_RM || f->compact != NULL)
+        return;
+    uint64_t pos[EBB_SPECTRAL_MAX_K];
+    spectral_positions(hash, f->params.k, f->primary.count, pos);
+    spectral_prefetch_words(f, pos, 1);
 }
 
 ebb_status ebb_spectral_add(ebb_spectral *f, const void *key, size_t len,

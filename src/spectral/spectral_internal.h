@@ -72,6 +72,21 @@ static inline void spectral_positions(ebb_hash128 h, uint32_t k,
         out[j] = ebb_reduce(ebb_derive(h, j, EBB_INDEX_MIXED), size);
 }
 
+/* Prefetches the words of the primary counters at pos[0..k-1] (FIXED
+ * storage), for writing or reading. */
+static inline void spectral_prefetch_words(const ebb_spectral *f,
+                                           const uint64_t *pos, int write)
+{
+    const ebb_cells *c = &f->primary;
+    for (uint32_t j = 0; j < f->params.k; j++) {
+        const uint64_t *at = c->words + ((pos[j] * c->width) >> 6);
+        if (write)
+            __builtin_prefetch(at, 1, 3);
+        else
+            __builtin_prefetch(at, 0, 3);
+    }
+}
+
 /* Minimum over the counters at positions pos[0..k-1]; *count gets how
  * many of them hold it (1: a single minimum, RM's signal). */
 static inline uint32_t spectral_min(const ebb_cells *c, const uint64_t *pos,

@@ -828,6 +828,47 @@ static void batches_equal_single_calls(void **state)
     free(out);
 }
 
+/* add_estimate_hash is add_hash then estimate_hash, state and answer, for
+ * every method on fixed and compact storage, small (saturating) counters
+ * included; prefetch_hash changes nothing. */
+static void add_estimate_equals_add_then_estimate(void **state)
+{
+    (void)state;
+    const ebb_spectral_storage storages[] = {EBB_SPECTRAL_FIXED,
+                                             EBB_SPECTRAL_COMPACT_GAMMA};
+    const uint32_t bits[] = {32, 3};
+    for (size_t s = 0; s < 2; s++) {
+        for (size_t w = 0; w < 2; w++) {
+            for (int method = 0; method <= EBB_SPECTRAL_RM; method++) {
+                ebb_spectral_params p = shape(
+                    UINT64_C(1) << 14, bits[w], 4,
+                    (ebb_spectral_method)method, 21);
+                p.storage = storages[s];
+                ebb_spectral *a = make(&p), *b = make(&p);
+                uint64_t rng = 9;
+                for (int i = 0; i < 4000; i++) {
+                    support_key key = support_key_make(
+                        KEYS_INSERTED, support_splitmix64(&rng) % 700);
+                    uint64_t r = support_splitmix64(&rng) % 4;
+                    ebb_hash128 h = ebb_spectral_hash(a, key.bytes,
+                                                      sizeof key.bytes);
+                    ebb_spectral_prefetch_hash(a, h);
+                    uint64_t got = UINT64_MAX;
+                    assert_int_equal(
+                        ebb_spectral_add_estimate_hash(a, h, r, &got),
+                        EBB_OK);
+                    assert_int_equal(ebb_spectral_add_hash(b, h, r), EBB_OK);
+                    assert_int_equal(got, ebb_spectral_estimate_hash(b, h));
+                }
+                support_snap sa = snap(a), sb = snap(b);
+                support_snap_assert_same(&sa, &sb);
+                ebb_spectral_destroy(a);
+                ebb_spectral_destroy(b);
+            }
+        }
+    }
+}
+
 /* ------------------------------------------------------------------------ */
 /* Allocation failure                                                       */
 /* ------------------------------------------------------------------------ */
@@ -1131,6 +1172,7 @@ int main(void)
         TEST(mi_union_and_join_are_one_sided),
         TEST(incompatible_merge_refused),
         TEST(batches_equal_single_calls),
+        TEST(add_estimate_equals_add_then_estimate),
         TEST(create_and_load_survive_allocation_failure),
         TEST(snapshot_round_trips),
         TEST(snapshot_layout),
