@@ -95,6 +95,11 @@ int (*RedisModule_RegisterNumericConfig)(RedisModuleCtx *, const char *,
                                          RedisModuleConfigGetNumericFunc,
                                          RedisModuleConfigSetNumericFunc,
                                          RedisModuleConfigApplyFunc, void *);
+int (*RedisModule_RegisterBoolConfig)(RedisModuleCtx *, const char *, int,
+                                      unsigned int,
+                                      RedisModuleConfigGetBoolFunc,
+                                      RedisModuleConfigSetBoolFunc,
+                                      RedisModuleConfigApplyFunc, void *);
 int (*RedisModule_LoadConfigs)(RedisModuleCtx *);
 
 typedef int (*get_api_function)(const char *name, void *funcptr);
@@ -170,6 +175,7 @@ static const api_entry OPTIONAL[] = {
     API_ENTRY(SetCommandACLCategories),
     API_ENTRY(AddACLCategory),
     API_ENTRY(RegisterNumericConfig),
+    API_ENTRY(RegisterBoolConfig),
     API_ENTRY(LoadConfigs),
 };
 

@@ -422,6 +422,15 @@ extern int (*RedisModule_RegisterNumericConfig)(
     RedisModuleConfigGetNumericFunc getfn,
     RedisModuleConfigSetNumericFunc setfn, RedisModuleConfigApplyFunc applyfn,
     void *privdata);
+typedef int (*RedisModuleConfigGetBoolFunc)(const char *name, void *privdata);
+typedef int (*RedisModuleConfigSetBoolFunc)(const char *name, int value,
+                                            void *privdata,
+                                            RedisModuleString **err);
+extern int (*RedisModule_RegisterBoolConfig)(
+    RedisModuleCtx *ctx, const char *name, int default_value,
+    unsigned int flags, RedisModuleConfigGetBoolFunc getfn,
+    RedisModuleConfigSetBoolFunc setfn, RedisModuleConfigApplyFunc applyfn,
+    void *privdata);
 extern int (*RedisModule_LoadConfigs)(RedisModuleCtx *ctx);
 
 /* Fetches every function above from the server through the GetApi pointer

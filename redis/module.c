@@ -60,20 +60,32 @@ static void *redis_alloc(size_t size, void *user)
     return metered(RedisModule_TryAlloc(size));
 }
 
-static void *redis_alloc_zeroed(size_t size, void *user)
+static void *zeroed_block(size_t size)
 {
-    (void)user;
     if (RedisModule_TryCalloc != NULL)
-        return metered(RedisModule_TryCalloc(1, size));
+        return RedisModule_TryCalloc(1, size);
     if (size <= ZEROED_BY_HAND_MAX) {
         void *ptr = RedisModule_TryAlloc(size);
         if (ptr != NULL)
             memset(ptr, 0, size);
-        return metered(ptr);
+        return ptr;
     }
     if (!ebb_redis_mapping_probe(size))
         return NULL;
-    return metered(RedisModule_Calloc(1, size));
+    return RedisModule_Calloc(1, size);
+}
+
+/* Config ebb.huge-pages: whether the zeroed blocks of 2 MiB or more that
+ * hold filters ask for transparent huge pages (docs/redis.md). */
+static int huge_pages = 1;
+
+static void *redis_alloc_zeroed(size_t size, void *user)
+{
+    (void)user;
+    void *ptr = zeroed_block(size);
+    if (huge_pages)
+        ebb_advise_huge_pages(ptr, size);
+    return metered(ptr);
 }
 
 static void redis_release(void *ptr, void *user)
@@ -111,18 +123,39 @@ static int config_set_numeric(const char *name, long long value,
     return REDISMODULE_OK;
 }
 
+/* privdata: the int the config sets. */
+static int config_get_bool(const char *name, void *privdata)
+{
+    (void)name;
+    return *(const int *)privdata;
+}
+
+static int config_set_bool(const char *name, int value, void *privdata,
+                           RedisModuleString **err)
+{
+    (void)name;
+    (void)err;
+    *(int *)privdata = value;
+    return REDISMODULE_OK;
+}
+
 /* Registers the module's configs and applies the values given at startup.
  * A server without module configs (before 7.0) keeps the defaults. */
 static int register_configs(RedisModuleCtx *ctx)
 {
     if (RedisModule_RegisterNumericConfig == NULL ||
+        RedisModule_RegisterBoolConfig == NULL ||
         RedisModule_LoadConfigs == NULL)
         return REDISMODULE_OK;
     if (RedisModule_RegisterNumericConfig(
             ctx, "tlbf-future-ms", EBB_REDIS_TLBF_FUTURE_MS_DEFAULT,
             REDISMODULE_CONFIG_DEFAULT, 0, EBB_REDIS_TLBF_MAX_MS,
             config_get_numeric, config_set_numeric, NULL,
-            &ebb_redis_tlbf_future_ms) != REDISMODULE_OK)
+            &ebb_redis_tlbf_future_ms) != REDISMODULE_OK ||
+        RedisModule_RegisterBoolConfig(ctx, "huge-pages", huge_pages,
+                                       REDISMODULE_CONFIG_DEFAULT,
+                                       config_get_bool, config_set_bool, NULL,
+                                       &huge_pages) != REDISMODULE_OK)
         return REDISMODULE_ERR;
     return RedisModule_LoadConfigs(ctx);
 }
@@ -161,7 +194,7 @@ int RedisModule_OnLoad(RedisModuleCtx *ctx, RedisModuleString **argv,
     if (register_configs(ctx) != REDISMODULE_OK) {
         RedisModule_Log(ctx, "warning",
                         "ebb: cannot register or load the configs "
-                        "(ebb.tlbf-future-ms)");
+                        "(ebb.tlbf-future-ms, ebb.huge-pages)");
         return REDISMODULE_ERR;
     }
     RedisModule_Log(ctx, "notice", "ebb %s loaded (libebb %s)",

@@ -137,6 +137,17 @@ ebb_status ebb_set_allocator(const ebb_allocator *allocator);
 /* Copies the allocator in force into *out. */
 void ebb_get_allocator(ebb_allocator *out);
 
+/* What the built-in allocator does to its large zeroed blocks, for a
+ * caller's allocator to do to its own: on Linux, marks the whole 2 MiB
+ * pages inside [block, block + size) for transparent huge pages
+ * (madvise(MADV_HUGEPAGE)). Advisory: it changes no byte, and when the
+ * kernel declines (THP mode "never", a process that turned THP off,
+ * another system) the block stays on small pages. Call it before the
+ * block is first touched (right after a calloc that got fresh pages) so
+ * the first faults map huge pages; later, khugepaged may still collapse
+ * the range. A no-op for blocks under 2 MiB and on other systems. */
+void ebb_advise_huge_pages(void *block, size_t size);
+
 /* ------------------------------------------------------------------------ */
 /* Hashing                                                                  */
 /* ------------------------------------------------------------------------ */

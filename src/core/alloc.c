@@ -41,11 +41,11 @@ static void *libc_alloc(size_t size, void *user)
     return malloc(size);
 }
 
-/* Marks the whole huge pages inside [block, block + size) for huge pages.
- * Advisory: when the kernel declines, the block stays on small pages. */
-static void advise_huge_pages(void *block, size_t size)
+void ebb_advise_huge_pages(void *block, size_t size)
 {
 #if defined(__linux__) && defined(MADV_HUGEPAGE)
+    if (block == NULL || size < EBB_HUGE_PAGE_BYTES)
+        return;
     uintptr_t start = ((uintptr_t)block + EBB_HUGE_PAGE_BYTES - 1u) &
                       ~(uintptr_t)(EBB_HUGE_PAGE_BYTES - 1u);
     uintptr_t end = ((uintptr_t)block + size) &
@@ -62,8 +62,8 @@ static void *libc_alloc_zeroed(size_t size, void *user)
 {
     (void)user;
     void *block = calloc(1, size);
-    if (block != NULL && size >= EBB_HUGE_PAGE_BYTES)
-        advise_huge_pages(block, size);
+    if (block != NULL)
+        ebb_advise_huge_pages(block, size);
     return block;
 }
 

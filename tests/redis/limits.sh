@@ -15,7 +15,11 @@
 #     and its SHAPE form recreates the chosen shape, checked strictly;
 #   - a replicated write or an AOF write to a missing key creates nothing
 #     (logged at warning);
-#   - MEMORY USAGE within 2% of used_memory's growth, windows 1e6..1e8.
+#   - MEMORY USAGE within 2% of used_memory's growth, windows 1e6..1e8;
+#   - the ebb.huge-pages config (default, start argument, CONFIG SET, a
+#     bad value refused); a 40 MB key's DUMP the same with and without;
+#     where the kernel's THP mode is madvise, the key on huge pages with
+#     it and none without.
 #
 #   bash limits.sh <ebb.so> <work directory>
 
@@ -348,5 +352,61 @@ check "the AOF replay logs it" \
     grep -q "the primary's RESERVE of ghost did not apply here" \
     "$WORK/aof/redis.log"
 stop_server aof
+
+# ------------------------------------------------------------------------
+# ebb.huge-pages: the config, and what the kernel granted
+# ------------------------------------------------------------------------
+
+start_server hp || exit 1
+start_server nohp --ebb.huge-pages no || exit 1
+expect "ebb.huge-pages defaults to yes" "$(printf '%s\n' ebb.huge-pages yes)" \
+    "$(rcli hp CONFIG GET ebb.huge-pages)"
+expect "--ebb.huge-pages no at start" "$(printf '%s\n' ebb.huge-pages no)" \
+    "$(rcli nohp CONFIG GET ebb.huge-pages)"
+expect "CONFIG SET ebb.huge-pages" OK "$(rcli hp CONFIG SET ebb.huge-pages no)"
+expect "CONFIG GET after SET" "$(printf '%s\n' ebb.huge-pages no)" \
+    "$(rcli hp CONFIG GET ebb.huge-pages)"
+expect_match "a value other than yes/no is refused" '^ERR' \
+    "$(rcli hp CONFIG SET ebb.huge-pages maybe)"
+expect "CONFIG SET ebb.huge-pages yes" OK "$(rcli hp CONFIG SET ebb.huge-pages yes)"
+
+# A 40 MB key on each, written at 4,000 x 7 random counters: every 2 MiB
+# page of it is touched.
+incrbys() {
+    awk 'function bulk(s) { printf "$%d\r\n%s\r\n", length(s), s }
+        BEGIN { for (i = 0; i < 4000; i++) {
+            printf "*4\r\n"; bulk("SPECTRAL.INCRBY"); bulk("big"); bulk("x" i); bulk("1") } }'
+}
+huge_kb() {
+    awk '$1 == "AnonHugePages:" { print $2 }' "/proc/$(server_pid "$1")/smaps_rollup"
+}
+for name in hp nohp; do
+    expect "$name: a 40 MB spectral key" OK \
+        "$(rcli "$name" SPECTRAL.RESERVE big COUNTERS 10000000 K 7)"
+    check "$name: 4,000 increments" pipe_to "$name" < <(incrbys)
+done
+# The same answers either way: the advice changes no byte.
+dump_to hp big "$WORK/hp.dump"
+dump_to nohp big "$WORK/nohp.dump"
+check "huge pages or not, the key's DUMP is the same" cmp -s "$WORK/hp.dump" "$WORK/nohp.dump"
+# What the kernel grants depends on its THP mode: with "madvise" (and THP
+# not turned off for the process) the advised key gets huge pages and
+# nothing else does; with "never", or "always" (Redis then turns THP off
+# for itself), neither server has any.
+thp_mode=$(sed -n 's/.*\[\(.*\)\].*/\1/p' /sys/kernel/mm/transparent_hugepage/enabled 2>/dev/null)
+thp_on=$(awk '$1 == "THP_enabled:" { print $2 }' "/proc/$(server_pid hp)/status")
+if [ "$thp_mode" = madvise ] && [ "$thp_on" = 1 ]; then
+    hp_kb=$(huge_kb hp)
+    expect_match "THP mode madvise: the advised key is on huge pages ($hp_kb kB)" \
+        '^[0-9]+$' "$hp_kb"
+    check "THP mode madvise: at least 8 MB of the 40 MB key on huge pages ($hp_kb kB)" \
+        test "${hp_kb:-0}" -ge 8192
+    expect "THP mode madvise: ebb.huge-pages no gets none" 0 "$(huge_kb nohp)"
+else
+    echo "(THP mode '${thp_mode:-unknown}', THP_enabled '${thp_on:-unknown}':" \
+        "huge pages not expected; only the config and DUMP were checked)"
+fi
+stop_server hp
+stop_server nohp
 
 finish
