@@ -117,6 +117,24 @@ wait_until() {
     return 0
 }
 
+# listening <name> <subscriptions>: one pub/sub client of server <name>
+# holds at least this many channel and pattern subscriptions. A subscriber
+# started in the background is ready once this holds: events published
+# before it would be lost, whatever a fixed sleep assumed about the load.
+listening() {
+    rcli "$1" CLIENT LIST TYPE pubsub | awk -v n="$2" '
+        { held = 0
+          for (i = 1; i <= NF; i++)
+              if ($i ~ /^p?sub=/) { split($i, kv, "="); held += kv[2] }
+          if (held >= n) found = 1 }
+        END { exit found ? 0 : 1 }'
+}
+
+# has_lines <file> <extended regex> <count>: at least count lines match.
+has_lines() {
+    [ "$(grep -cE "$2" "$1" 2>/dev/null)" -ge "$3" ]
+}
+
 server_answers() {
     [ "$(redis-cli -p "$1" PING 2>/dev/null)" = PONG ]
 }

@@ -207,11 +207,11 @@ rcli a CONFIG SET notify-keyspace-events KEd >/dev/null
 redis-cli -p "${SERVER_PORT[a]}" SUBSCRIBE __keyevent@0__:spectral.incrby \
     __keyevent@0__:spectral.decrby __keyevent@0__:spectral.merge >"$WORK/events" 2>&1 &
 subscriber=$!
-sleep 0.3
+check "subscriber listening" wait_until 10 listening a 3
 rcli a SPECTRAL.INCRBY n:1 a 1 >/dev/null
 rcli a SPECTRAL.DECRBY n:1 a 1 >/dev/null
 rcli a SPECTRAL.MERGE m:1 m:2 >/dev/null
-sleep 0.3
+wait_until 10 has_lines "$WORK/events" '^(n|m):1$' 3
 kill "$subscriber" 2>/dev/null
 wait "$subscriber" 2>/dev/null
 expect "notifications" 3 "$(grep -c '^n:1$\|^m:1$' "$WORK/events")"

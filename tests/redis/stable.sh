@@ -198,13 +198,13 @@ a CONFIG SET notify-keyspace-events KEA >/dev/null
 redis-cli -p "${SERVER_PORT[a]}" --csv PSUBSCRIBE '__keyevent@0__:stable.*' \
     >"$WORK/events" 2>&1 &
 sub=$!
-sleep 0.3
+check "subscriber listening" wait_until 10 listening a 1
 a STABLE.RESERVE ev SHAPE 100 3 3 3 >/dev/null
 a STABLE.ADD ev x >/dev/null
 a STABLE.MADD ev x y >/dev/null
 a STABLE.TESTADD ev x >/dev/null
 a STABLE.EXISTS ev x >/dev/null
-sleep 0.3
+wait_until 10 has_lines "$WORK/events" 'stable\.[a-z]*","ev' 4
 kill "$sub" 2>/dev/null
 wait "$sub" 2>/dev/null
 expect "events" "stable.reserve stable.add stable.madd stable.testadd" \

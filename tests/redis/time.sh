@@ -202,7 +202,8 @@ subscriber=$!
 redis-cli -p "${SERVER_PORT[replica]}" --csv PSUBSCRIBE '__keyevent@0__:*' \
     >"$WORK/replica-events.log" 2>&1 &
 replica_subscriber=$!
-sleep 0.5
+check "subscriber listening on the primary" wait_until 10 listening main 2
+check "subscriber listening on the replica" wait_until 10 listening replica 1
 r APBF.RESERVE ev-a 1000 >/dev/null
 r APBF.ADD ev-a x >/dev/null
 r APBF.MADD ev-a y z >/dev/null

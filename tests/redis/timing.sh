@@ -164,16 +164,16 @@ expect "key position" "t" "$(m COMMAND GETKEYS TIMING.POSTERIOR t a PRIOR 0.5)"
 
 # Keyspace notifications: one per write.
 notifications() {
-    timeout 3 redis-cli -p "${SERVER_PORT[main]}" PSUBSCRIBE '__keyspace@0__:note' \
+    timeout 20 redis-cli -p "${SERVER_PORT[main]}" PSUBSCRIBE '__keyspace@0__:note' \
         >"$WORK/notes" 2>&1 &
     local listener=$!
-    sleep 0.3
+    wait_until 10 listening main 1
     m TIMING.RESERVE note 10 >/dev/null
     m TIMING.ADD note a >/dev/null
     m TIMING.MADD note b c >/dev/null
     m TIMING.EXISTS note a >/dev/null
     m TIMING.POSTERIOR note a PRIOR 0.5 >/dev/null
-    sleep 0.3
+    wait_until 5 has_lines "$WORK/notes" '^timing\.' 3
     kill "$listener" 2>/dev/null
     wait "$listener" 2>/dev/null
     grep -E '^timing\.' "$WORK/notes" | paste -sd' '
