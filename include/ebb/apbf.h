@@ -307,6 +307,13 @@ ebb_hash128 ebb_apbf_hash(const ebb_apbf *filter, const void *key, size_t len);
 void ebb_apbf_add_hash(ebb_apbf *filter, ebb_hash128 hash);
 bool ebb_apbf_contains_hash(const ebb_apbf *filter, ebb_hash128 hash);
 
+/* contains_hash then add_hash, in one call: whether the key was in the
+ * window before this occurrence, which is then recorded (the step of a
+ * deduplication; ebb_apbf_check_and_add_batch for many keys). The
+ * bit-sliced layout reads the key's k cells once for both. */
+bool ebb_apbf_check_and_add(ebb_apbf *filter, const void *key, size_t len);
+bool ebb_apbf_check_and_add_hash(ebb_apbf *filter, ebb_hash128 hash);
+
 /* contains_hash that also reports how many slices (or blocks) it read:
  * the measured counterpart of ebb_apbf_expected_accesses. */
 bool ebb_apbf_contains_counted(const ebb_apbf *filter, ebb_hash128 hash,

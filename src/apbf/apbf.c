@@ -444,6 +444,20 @@ bool ebb_apbf_contains_hash(const ebb_apbf *f, ebb_hash128 h)
     return ebb_apbf_contains_counted(f, h, NULL);
 }
 
+bool ebb_apbf_check_and_add_hash(ebb_apbf *f, ebb_hash128 h)
+{
+    if (f->path == EBB_APBF_PATH_SLICED)
+        return ebb_apbf_sliced_check_and_add(f, h);
+    bool seen = ebb_apbf_contains_hash(f, h);
+    ebb_apbf_add_hash(f, h);
+    return seen;
+}
+
+bool ebb_apbf_check_and_add(ebb_apbf *f, const void *key, size_t len)
+{
+    return ebb_apbf_check_and_add_hash(f, ebb_apbf_hash(f, key, len));
+}
+
 ebb_hash128 ebb_apbf_hash(const ebb_apbf *f, const void *key, size_t len)
 {
     return ebb_hash_inline(key, len, f->seed);

@@ -89,10 +89,12 @@ bool ebb_apbf_block_valid(uint32_t block_bits, uint32_t block_hashes);
 void ebb_apbf_shift(ebb_apbf *filter);
 
 /* The bit-sliced layout (src/apbf/sliced.c): the whole add (shift
- * included, counters updated) and the query, for EBB_APBF_PATH_SLICED. */
+ * included, counters updated), the query, and the query then add on one
+ * location of the key's cells, for EBB_APBF_PATH_SLICED. */
 void ebb_apbf_sliced_add(ebb_apbf *filter, ebb_hash128 h);
 bool ebb_apbf_sliced_contains(const ebb_apbf *filter, ebb_hash128 h,
                               uint32_t *accesses);
+bool ebb_apbf_sliced_check_and_add(ebb_apbf *filter, ebb_hash128 h);
 
 /* The path for a filter's (B, b) and index scheme. */
 ebb_apbf_path ebb_apbf_path_for(const ebb_apbf *filter);

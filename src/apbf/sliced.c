@@ -432,6 +432,30 @@ void ebb_apbf_sliced_add(ebb_apbf *f, ebb_hash128 h)
     }
 }
 
+EBB_ALWAYS_INLINE bool check_and_add_on(ebb_apbf *f, ebb_hash128 h,
+                                        unsigned w)
+{
+    uint64_t idx[EBB_APBF_MAX_K];
+    locate(f, h, idx);
+    bool seen = query_at(f, idx, w);
+    add_at(f, idx, w);
+    return seen;
+}
+
+bool ebb_apbf_sliced_check_and_add(ebb_apbf *f, ebb_hash128 h)
+{
+    switch (f->cell_bits) {
+    case 16:
+        return check_and_add_on(f, h, 16);
+    case 32:
+        return check_and_add_on(f, h, 32);
+    case 64:
+        return check_and_add_on(f, h, 64);
+    default:
+        return check_and_add_on(f, h, 128);
+    }
+}
+
 /* ------------------------------------------------------------------------ */
 /* Batches                                                                  */
 /* ------------------------------------------------------------------------ */

@@ -12,8 +12,9 @@
  *   - the worst-moment false-positive rate on never-inserted keys is within
  *     4 binomial standard deviations of ebb_apbf_shape_fp, as is the
  *     production ring's (position hashing) at the same moments;
- *   - the batch forms equal the one-call sequences (byte-identical
- *     snapshots after adds, identical answers and counts);
+ *   - the batch forms and the one-call check_and_add equal the
+ *     one-call contains/add sequences (byte-identical snapshots after
+ *     adds, identical answers and counts);
  *   - snapshots (family 7) round-trip bit-identically, with identical
  *     answers and identical states after more adds; save_to streams save's
  *     bytes; truncated and forged inputs are refused; allocation failures
@@ -318,7 +319,7 @@ static const size_t CHUNKS[] = {1, 2, 3, 7, 8, 9, 16, 17, 100, 255};
 static void run_batches(uint32_t k, uint32_t l, uint64_t m)
 {
     ebb_apbf_params p = klm(k, l, m, EBB_APBF_LAYOUT_SLICED);
-    ebb_apbf *one = make(&p, 5), *batch = make(&p, 5);
+    ebb_apbf *one = make(&p, 5), *batch = make(&p, 5), *fused = make(&p, 5);
     uint64_t total = 6 * p.window, next = 0, rng = k * 7 + l, fresh = 0;
     ebb_hash128 h[255];
     bool out[255];
@@ -333,8 +334,10 @@ static void run_batches(uint32_t k, uint32_t l, uint64_t m)
         }
         if (c % 3 == 0) {
             ebb_apbf_add_batch(batch, h, n);
-            for (size_t i = 0; i < n; i++)
+            for (size_t i = 0; i < n; i++) {
                 ebb_apbf_add_hash(one, h[i]);
+                ebb_apbf_add_hash(fused, h[i]);
+            }
         } else if (c % 3 == 1) {
             size_t seen = ebb_apbf_check_and_add_batch(batch, h, n,
                                                        c % 2 ? out : NULL);
@@ -342,6 +345,8 @@ static void run_batches(uint32_t k, uint32_t l, uint64_t m)
             for (size_t i = 0; i < n; i++) {
                 bool hit = ebb_apbf_contains_hash(one, h[i]);
                 ebb_apbf_add_hash(one, h[i]);
+                CHECK(ebb_apbf_check_and_add_hash(fused, h[i]) == hit,
+                      "one-call check_and_add %zu of %zu", i, n);
                 if (c % 2)
                     CHECK(out[i] == hit, "check_and_add %zu of %zu", i, n);
                 expect += hit;
@@ -357,12 +362,16 @@ static void run_batches(uint32_t k, uint32_t l, uint64_t m)
             }
             assert_int_equal(found, expect);
         }
-        if (c % 7 == 0)
+        if (c % 7 == 0) {
             assert_same_state(one, batch);
+            assert_same_state(one, fused);
+        }
     }
     assert_same_state(one, batch);
+    assert_same_state(one, fused);
     ebb_apbf_destroy(one);
     ebb_apbf_destroy(batch);
+    ebb_apbf_destroy(fused);
 }
 
 static void sliced_batches_are_one_call_sequences(void **state)
