@@ -199,8 +199,11 @@ struct bench_subject {
     unsigned add_errors;        /* TLBF adds refused: a failed check       */
 
     void (*add)(bench_subject *s, const bench_key *keys, size_t n);
-    /* The stable filter's test-and-add, one call at a time and batched
-     * (NULL for the others): returns how many keys were reported seen. */
+    /* Test-and-add, one call at a time and batched: the stable filter's,
+     * and the APBF's check-and-add for the explicit shapes of
+     * ebb-bench-prototype (NULL for the others): returns how many keys
+     * were reported seen (fresh keys: checked against the stable rate for
+     * the stable filter, against the fp bound for the APBF). */
     size_t (*test_and_add)(bench_subject *s, const bench_key *keys, size_t n);
     size_t (*test_and_add_batch)(bench_subject *s, const bench_key *keys,
                                  size_t n);

@@ -15,7 +15,13 @@
  *   APBF sliced       the same params with layout EBB_APBF_LAYOUT_SLICED.
  *
  * Then at w = 1e6 the issue's (8, 8) (fp 1%): APBF sliced and ring beside
- * libbloom's bloom_init(w, 0.01).
+ * libbloom's bloom_init(w, 0.01). Then, at every window, the shapes the
+ * front ends would choose at fp 1% for each layout (the ring's
+ * ebb_apbf_choose, the bit-sliced chooser's least memory in whole cells),
+ * one beside the other: ebb_apbf_preferred_layout follows these rows.
+ * Every ebb subject here also times test_and_add: ebb_apbf_check_and_add
+ * (one call) and ebb_apbf_check_and_add_batch on fresh keys, the step of
+ * a deduplication (`ebb dedup`, APBF.ADD).
  *
  * Each subject goes through ebb-bench's procedure (bench/measure.c): filled
  * to steady state untimed ((k + l) generations, ebb with its batch add, the
@@ -55,6 +61,8 @@ static const uint64_t default_windows[] = {UINT64_C(1000000), UINT64_C(10000000)
 /* The bit-sliced filter against libbloom and the ring: (8, 8), fp 1%. */
 static const kl_shape sliced_shape = {8, 8};
 #define SLICED_FP 0.01
+/* The front ends' shapes for each layout (run_front_end_section). */
+#define FRONT_END_FP 0.01
 
 /* Targets (issue 17, "Done means"). */
 #define ONE_CALL_TARGET 1.0       /* every shape and window            */
@@ -197,6 +205,46 @@ static unsigned run_sliced_section(bench_report *report, row_set *set, uint64_t 
     return failures;
 }
 
+/* The shapes the front ends choose at fp 1% for each layout: the ring's
+ * ebb_apbf_choose(w, fp, 0) (`ebb dedup`, APBF.RESERVE) and the bit-sliced
+ * chooser's least memory in whole cells. */
+static bool front_end_params(uint64_t window, bool sliced, ebb_apbf_params *p)
+{
+    if (!sliced)
+        return bench_status_ok("ebb_apbf_choose",
+                               ebb_apbf_choose(window, FRONT_END_FP, 0, p));
+    ebb_apbf_goal goal;
+    memset(&goal, 0, sizeof goal);
+    goal.window = window;
+    goal.fp = FRONT_END_FP;
+    goal.layout = EBB_APBF_LAYOUT_SLICED;
+    return bench_status_ok("ebb_apbf_choose_goal", ebb_apbf_choose_goal(&goal, p));
+}
+
+static unsigned run_front_end_section(bench_report *report, row_set *set, uint64_t window,
+                                      const bench_options *options, bench_key_source *keys)
+{
+    bench_plan plan = bench_plan_for(window, options);
+    unsigned failures = 0;
+    bench_report_section(report, window, FRONT_END_FP, &plan,
+                         bench_hash_ns(keys, (size_t)plan.add_ops, plan.runs));
+    bench_report_text(report, "   the front ends' shapes for each layout at fp 1%%\n");
+    for (int sliced = 0; sliced <= 1; sliced++) {
+        ebb_apbf_params p;
+        bench_subject s;
+        bench_variant variant = sliced ? BENCH_APBF_SLICED_KL : BENCH_APBF_RING_KL;
+        const char *chooser = sliced ? "ebb_apbf_choose_goal(w, 0.01, layout SLICED)"
+                                     : "ebb_apbf_choose(w, 0.01, 0): ebb dedup's ring";
+        if (!front_end_params(window, sliced, &p) ||
+            !bench_apbf_subject_create(&s, variant, window, &p, chooser)) {
+            failures += not_created(report, chooser, (kl_shape){0, 0}, window);
+            continue;
+        }
+        failures += measure(report, set, &s, &plan, keys);
+    }
+    return failures;
+}
+
 /* ------------------------------------------------------------------------ */
 /* Targets                                                                  */
 /* ------------------------------------------------------------------------ */
@@ -332,6 +380,46 @@ static void sliced_ratios(bench_report *r, const row_set *set, const uint64_t *w
             }
 }
 
+/* The sliced chooser's shape over the ring's at every measured window:
+ * what ebb_apbf_preferred_layout is decided from (docs/bench.md). */
+static void front_end_ratios(bench_report *r, const row_set *set, const uint64_t *windows,
+                             size_t window_count)
+{
+    bench_report_text(r, "\n%s (no target): the front ends' shapes at fp 1%%, bit-sliced "
+                         "over ring (throughput, same call style; memory)\n",
+                      ISSUE);
+    for (size_t w = 0; w < window_count; w++) {
+        ebb_apbf_params p[2];
+        char name[2][64], label[16];
+        if (!front_end_params(windows[w], false, &p[0]) ||
+            !front_end_params(windows[w], true, &p[1]))
+            continue;
+        for (int sliced = 0; sliced <= 1; sliced++)
+            shape_name(name[sliced], sizeof name[sliced], (kl_shape){p[sliced].k, p[sliced].l},
+                       sliced);
+        size_t bytes[2];
+        if (ebb_apbf_params_memory(&p[0], &bytes[0]) != EBB_OK ||
+            ebb_apbf_params_memory(&p[1], &bytes[1]) != EBB_OK)
+            continue;
+        bench_window_label(label, sizeof label, windows[w]);
+        bench_report_text(r, "  %-8s w %s %s / %s: memory %.3fx\n", ISSUE, label, name[1],
+                          name[0], (double)bytes[1] / (double)bytes[0]);
+        static const bench_op ops[] = {BENCH_TEST_AND_ADD, BENCH_ADD, BENCH_CONTAINS};
+        for (size_t o = 0; o < sizeof ops / sizeof ops[0]; o++) {
+            double ratio[2];
+            for (int batch = 0; batch <= 1; batch++)
+                ratio[batch] =
+                    row_ns(find(set, windows[w], BENCH_APBF_RING_KL, name[0], ops[o],
+                                batch)) /
+                    row_ns(find(set, windows[w], BENCH_APBF_SLICED_KL, name[1], ops[o],
+                                batch));
+            bench_report_text(r, "  %-8s w %s %-12s sliced / ring: one call %5.2fx, "
+                                 "batch %5.2fx\n",
+                              ISSUE, label, bench_op_name(ops[o]), ratio[0], ratio[1]);
+        }
+    }
+}
+
 /* ------------------------------------------------------------------------ */
 /* Entry point                                                              */
 /* ------------------------------------------------------------------------ */
@@ -422,11 +510,14 @@ int main(int argc, char **argv)
             failures += run_shape(&report, set, windows[w], shapes[i], &options, &keys);
     if (window_ran(windows, window_count, SMALL_WINDOW))
         failures += run_sliced_section(&report, set, SMALL_WINDOW, &options, &keys);
+    for (size_t w = 0; w < window_count; w++)
+        failures += run_front_end_section(&report, set, windows[w], &options, &keys);
 
     one_call_targets(&report, set, windows, window_count);
     sliced_targets(&report, set);
     batch_targets(&report, set);
     sliced_ratios(&report, set, windows, window_count);
+    front_end_ratios(&report, set, windows, window_count);
     if (failures != 0)
         bench_report_text(&report, "\n%u correctness check(s) FAILED\n", failures);
     else

@@ -177,6 +177,30 @@ static void apbf_add_batch(bench_subject *s, const bench_key *keys, size_t n)
     }
 }
 
+static size_t apbf_check_and_add(bench_subject *s, const bench_key *keys, size_t n)
+{
+    ebb_apbf *f = s->filter;
+    size_t seen = 0;
+    for (size_t i = 0; i < n; i++)
+        seen += ebb_apbf_check_and_add(f, &keys[i], sizeof keys[i]);
+    return seen;
+}
+
+static size_t apbf_check_and_add_batch(bench_subject *s, const bench_key *keys,
+                                       size_t n)
+{
+    ebb_apbf *f = s->filter;
+    bench_key_block block;
+    size_t seen = 0;
+    for (size_t done = 0; done < n;) {
+        size_t m = bench_apbf_hash_block(f, &block, keys + done,
+                                         bench_block_size(n - done));
+        seen += ebb_apbf_check_and_add_batch(f, block.hashes, m, NULL);
+        done += m;
+    }
+    return seen;
+}
+
 static size_t apbf_contains(const bench_subject *s, const bench_key *keys, size_t n)
 {
     const ebb_apbf *f = s->filter;
@@ -326,7 +350,11 @@ bool bench_apbf_subject_create(bench_subject *s, bench_variant variant,
     s->window = window;
     s->fp = ebb_apbf_fp(p->k, p->l);
     snprintf(s->chooser, sizeof s->chooser, "%s", chooser);
-    return apbf_init(s, *p);
+    if (!apbf_init(s, *p))
+        return false;
+    s->test_and_add = apbf_check_and_add;
+    s->test_and_add_batch = apbf_check_and_add_batch;
+    return true;
 }
 
 /* ------------------------------------------------------------------------ */
