@@ -192,8 +192,16 @@ uint32_t cli_sizing_layout(const cli_sizing_options *sizing, uint64_t window,
 {
     if (sizing->have_layout)
         return sizing->layout;
-    return blocked ? EBB_APBF_LAYOUT_RING
-                   : ebb_apbf_preferred_layout(window, sizing->fp);
+    /* NPWS and access bounds describe a ring's walk: a shape asked for
+     * with them stays a ring unless --layout says otherwise. */
+    if (blocked || sizing->have_max_npws || sizing->have_max_accesses)
+        return EBB_APBF_LAYOUT_RING;
+    return ebb_apbf_preferred_layout(window, sizing->fp);
+}
+
+uint32_t cli_explicit_layout(const cli_sizing_options *sizing)
+{
+    return sizing->have_layout ? sizing->layout : EBB_APBF_LAYOUT_RING;
 }
 
 const char *cli_layout_name(uint32_t layout)

@@ -126,10 +126,15 @@ ebb_apbf_goal cli_sizing_goal(const cli_sizing_options *sizing,
 const char *cli_blocked_option_given(const cli_sizing_options *sizing);
 
 /* The layout a new count-window filter gets: --layout if given; else the
- * ring for blocked slices (the bit-sliced layout holds plain ones only),
- * ebb_apbf_preferred_layout(window, fp) for plain ones. */
+ * ring for blocked slices (the bit-sliced layout holds plain ones only)
+ * and for shapes bounded by --max-npws or --max-accesses (bounds on a
+ * ring's walk), ebb_apbf_preferred_layout(window, fp) for the rest. An
+ * explicit --k/--l shape is a ring unless --layout is given
+ * (cli_explicit_layout). */
 uint32_t cli_sizing_layout(const cli_sizing_options *sizing, uint64_t window,
                            bool blocked);
+
+uint32_t cli_explicit_layout(const cli_sizing_options *sizing);
 
 /* "ring" or "sliced". */
 const char *cli_layout_name(uint32_t layout);

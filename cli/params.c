@@ -140,9 +140,10 @@ static void print_usage(FILE *out)
             "  --block-hashes b\n"
             "                 bits set per block, 1, 2, 4 or 8 (default: the\n"
             "                 chooser picks; %u with --k/--l); implies --blocked\n"
-            "  --layout L     ring (default) or sliced: m cells of 16 to 128\n"
-            "                 bits, k + l + 1 <= 128, a query loads k cells;\n"
-            "                 shows the cell bits and the padding's memory\n"
+            "  --layout L     ring or sliced: m cells of 16 to 128 bits,\n"
+            "                 k + l + 1 <= 128, a query loads k cells; shows\n"
+            "                 the cell bits and the padding's memory. Default:\n"
+            "                 as ebb dedup (--k/--l: the ring)\n"
             "  --time-window DUR\n"
             "                 a window of time: a number and a unit, ns, us,\n"
             "                 ms, s, m, h or d (500ms, 30s, 1.5h, 7d)\n"
@@ -468,8 +469,7 @@ static int choose_shape(const params_request *req, ebb_apbf_params *shape)
             req->sizing.blocked ? hashes : 0, shape);
         if (status == EBB_OK)
             status = ebb_apbf_params_set_layout(
-                shape, cli_sizing_layout(&req->sizing, window,
-                                         req->sizing.blocked));
+                shape, cli_explicit_layout(&req->sizing));
         if (status != EBB_OK) {
             cli_error(PROGRAM, "cannot size k=%" PRIu32 ", l=%" PRIu32
                       " for a window of %" PRIu64 ": %s",

@@ -46,9 +46,10 @@
  * 9% more memory (docs/redis.md). */
 #define APBF_BLOCK_BITS EBB_APBF_BLOCK_LINE
 #define APBF_BLOCK_HASHES 4u
-/* The layout of a key created without LAYOUT, for plain slices: the
- * library's choice for the window and error rate (ring today; docs/bench.md
- * says where the bit-sliced layout wins). BLOCKED keys are always rings. */
+/* The layout of a key created without LAYOUT, for plain slices without
+ * MAXNPWS or MAXACCESSES: the library's choice for the window and error
+ * rate (ebb_apbf_preferred_layout; docs/bench.md measures it). BLOCKED keys
+ * are always rings. */
 #define APBF_DEFAULT_LAYOUT(window, fp) ebb_apbf_preferred_layout(window, fp)
 /* Keys hashed at once by MADD, MEXISTS and INSERT. */
 #define APBF_BATCH 64
@@ -353,11 +354,14 @@ static bool apbf_resolve(RedisModuleCtx *ctx, void *opaque, size_t *bytes)
     }
     if (options->shape)
         return apbf_resolve_shape(ctx, options, bytes);
+    /* MAXNPWS and MAXACCESSES bound a ring's walk: a key reserved with
+     * them stays a ring unless LAYOUT says otherwise. */
     if (!options->layout_given)
-        options->layout = options->blocked
-                              ? EBB_APBF_LAYOUT_RING
-                              : APBF_DEFAULT_LAYOUT(
-                                    (uint64_t)options->window, options->fp);
+        options->layout =
+            options->blocked || options->accesses_given ||
+                    options->max_npws >= 0.0
+                ? EBB_APBF_LAYOUT_RING
+                : APBF_DEFAULT_LAYOUT((uint64_t)options->window, options->fp);
     bool sliced = options->layout == EBB_APBF_LAYOUT_SLICED;
     if (sliced && options->blocked) {
         RedisModule_ReplyWithError(ctx, "ERR APBF: LAYOUT SLICED cannot be "
@@ -539,9 +543,7 @@ static int apbf_add_command(RedisModuleCtx *ctx, const char *command,
     if (single) {
         size_t len;
         const char *item = RedisModule_StringPtrLen(items[0], &len);
-        ebb_hash128 hash = ebb_apbf_hash(filter, item, len);
-        bool seen = ebb_apbf_contains_hash(filter, hash);
-        ebb_apbf_add_hash(filter, hash);
+        bool seen = ebb_apbf_check_and_add(filter, item, len);
         RedisModule_ReplyWithLongLong(ctx, seen ? 0 : 1);
     } else {
         apbf_add_array(ctx, filter, items, count);

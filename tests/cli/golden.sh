@@ -140,7 +140,15 @@ check "stats: lines written" \
     equals "$(stat_value "$WORK/stats.err" 'lines written')" 5
 check "stats: fp is the default target" \
     equals "$(stat_value "$WORK/stats.err" fp)" 0.01
-check "stats: seven lines" equals "$(wc -l <"$WORK/stats.err")" 7
+# Seven lines, then the layout's four: the default window and fp (10^6
+# at 1%) are bit-sliced (ebb_apbf_preferred_layout).
+check "stats: seven lines and the layout's four" \
+    equals "$(wc -l <"$WORK/stats.err")" 11
+check "stats: the layout lines" \
+    equals "$(tail -n 4 "$WORK/stats.err" | cut -d: -f1 | tr '\n' ,)" \
+        "layout,cell bits,padding bits per cell,padding bytes,"
+check "stats: the default layout is sliced" \
+    equals "$(stat_value "$WORK/stats.err" layout)" sliced
 run_capture "$WORK/stats-invert" "$GOLDEN/basic.in" "$EBB" dedup --stats \
     --invert --fp 0.001
 check "stats --invert: lines written counts the printed duplicates" \

@@ -154,17 +154,21 @@ check_shape() {
     check "$name: slack = k * generation" equals "$slack" "$((k * g))"
     check "$name: generation <= m ln 2 / k (slices at most half full)" \
         awk -v g="$g" -v m="$m" -v k="$k" 'BEGIN { exit !(g <= m * log(2) / k) }'
-    check "$name: bits per item = (k + l) m / window" \
-        close_to "$bpi" "$(awk -v k="$k" -v l="$l" -v m="$m" -v w="$w" \
-            'BEGIN { printf "%.17g", (k + l) * m / w }')" 1e-9
+    # Bits per slice position: k + l for the ring, the cell's W for the
+    # bit-sliced layout (the human output's "cell bits" line).
+    local per
+    per=$(human_value "$human" 'cell bits' 2>/dev/null) || per=$((k + l))
+    check "$name: bits per item = (k + l) m / window (W m / window sliced)" \
+        close_to "$bpi" "$(awk -v p="$per" -v m="$m" -v w="$w" \
+            'BEGIN { printf "%.17g", p * m / w }')" 1e-9
     check "$name: npws = sum_{i<k} 2^-i / l" \
         close_to "$npws" "$(awk -v k="$k" -v l="$l" \
             'BEGIN { for (i = 0; i < k; i++) s += 2 ^ -i; printf "%.17g", s / l }')" 1e-9
     check "$name: fp matches the independent computation" \
         close_to "$fp" "$(awk_fp "$k" "$l")" 1e-8
-    check "$name: memory holds the (k + l) slices" \
-        at_most "$(awk -v k="$k" -v l="$l" -v m="$m" \
-            'BEGIN { printf "%.0f", (k + l) * m / 8 }')" "$mem"
+    check "$name: memory holds the (k + l) slices (m cells sliced)" \
+        at_most "$(awk -v p="$per" -v m="$m" \
+            'BEGIN { printf "%.0f", p * m / 8 }')" "$mem"
     check "$name: a false query reads between 1 and (l + 1) k slices" \
         awk -v a="$acc" -v k="$k" -v l="$l" 'BEGIN { exit !(a >= 1 && a <= (l + 1) * k) }'
     local field
@@ -217,12 +221,20 @@ check "k=4, l=3 without --window is sized for 1e6" \
 check "k=4, l=3 with --window 100 is sized for 100" \
     at_most 100 "$(human_value "$WORK/k4-l3-w100.txt" window)"
 
-# Explicit (k, l) equal to the chosen ones give the chosen shape.
+# Explicit (k, l) equal to the chosen ones give the chosen shape (an
+# explicit shape is a ring unless --layout says otherwise; at 1e6 and 1%
+# the default is the bit-sliced layout).
 k=$(json_value "$WORK/w1e6-fp01.json" k)
 l=$(json_value "$WORK/w1e6-fp01.json" l)
-"$EBB" params --k "$k" --l "$l" --window 1e6 --json >"$WORK/explicit.json"
-check "--k $k --l $l --window 1e6 equals --window 1e6 --fp 0.01" \
+"$EBB" params --k "$k" --l "$l" --window 1e6 --layout sliced --json >"$WORK/explicit.json"
+check "--k $k --l $l --window 1e6 --layout sliced equals --window 1e6 --fp 0.01" \
     same_file "$WORK/w1e6-fp01.json" "$WORK/explicit.json"
+"$EBB" params --window 1e6 --fp 0.01 --layout ring --json >"$WORK/w1e6-ring.json"
+rk=$(json_value "$WORK/w1e6-ring.json" k)
+rl=$(json_value "$WORK/w1e6-ring.json" l)
+"$EBB" params --k "$rk" --l "$rl" --window 1e6 --json >"$WORK/explicit-ring.json"
+check "--k $rk --l $rl --window 1e6 equals --window 1e6 --fp 0.01 --layout ring" \
+    same_file "$WORK/w1e6-ring.json" "$WORK/explicit-ring.json"
 
 # ebb dedup builds exactly the filter ebb params describes.
 "$EBB" dedup --window 1e6 --fp 0.01 --stats </dev/null 2>"$WORK/dedup.stats"
@@ -268,7 +280,10 @@ check "--fill linear: accesses fp of (12, 14) is the paper's 12.75" \
     equals "$(printf '%.2f' "$(human_value "$WORK/k12-l14-linear.txt" 'accesses fp')")" 12.75
 check "plain human output: no block lines" \
     test -z "$(grep '^block' "$WORK/w1e6-fp01.txt")"
-check "plain human output: 13 lines" equals "$(wc -l <"$WORK/w1e6-fp01.txt")" 13
+check "plain human output: 13 lines (ring)" \
+    equals "$(wc -l < <("$EBB" params --window 1e6 --fp 0.01 --layout ring))" 13
+check "plain human output: 17 lines (sliced: layout, cell and padding lines)" \
+    equals "$(wc -l <"$WORK/w1e6-fp01.txt")" 17
 # A window item reads at least its k matching slices, a false positive too.
 check "plain: accesses window >= k" \
     awk -v a="$(human_value "$WORK/w1e6-fp01.txt" 'accesses window')" \
@@ -504,9 +519,20 @@ check "sliced (8, 8): 15 padding bits per cell" \
 check "sliced (8, 8): padding bytes = ceil(15 m / 8)" \
     equals "$(human_value "$WORK/sliced-8-8.txt" 'padding bytes')" \
         "$(( (15 * $(human_value "$WORK/sliced-8-8.txt" 'slice bits') + 7) / 8 ))"
+# The default layout (ebb_apbf_preferred_layout): sliced where its least
+# memory is within 10% of the ring's (1e6 at 1%: 1.07x), the ring where it
+# is not (w = 1000: 2x) and for shapes bounded by --max-npws.
 no_layout_line() { ! human_value "$1" layout >/dev/null 2>&1; }
-check "ring is the default layout (no layout line)" \
-    no_layout_line "$WORK/w1e6-fp01.txt"
+check "sliced is the default layout at 1e6 and 1%" \
+    equals "$(human_value "$WORK/w1e6-fp01.txt" layout)" sliced
+check "the ring at w = 1000 (the sliced cells cost 2x there)" \
+    no_layout_line "$WORK/w1000-fp1.txt"
+check "the ring for a shape bounded by --max-npws" \
+    no_layout_line "$WORK/w1e6-npws.txt"
+"$EBB" params --window 1e6 --fp 0.01 --max-accesses 20 >"$WORK/w1e6-acc.txt"
+check "the ring for a shape bounded by --max-accesses" \
+    no_layout_line "$WORK/w1e6-acc.txt"
+check "an explicit --k/--l is a ring" no_layout_line "$WORK/k4-l3.txt"
 "$EBB" dedup --window 1e6 --fp 0.157 --layout sliced --stats </dev/null \
     2>"$WORK/dedup-sliced.stats"
 check "dedup --layout sliced builds the shape params describes" \
@@ -570,8 +596,9 @@ time_case() {
     check "$name: bits per item = (k + l) m / (l g)" \
         close_to "$bpi" "$(awk -v k="$k" -v l="$l" -v m="$m" -v g="$g" \
             'BEGIN { printf "%.17g", (k + l) * m / (l * g) }')" 1e-9
-    # (k, l) are the APBF chooser's at a window of 10^6 (docs/tlbf.md).
-    "$EBB" params --window 1e6 --fp "$fp" "$@" --json >"$WORK/$name.apbf.json"
+    # (k, l) are the APBF ring chooser's at a window of 10^6 (docs/tlbf.md;
+    # the TLBF's slices are a ring).
+    "$EBB" params --window 1e6 --fp "$fp" "$@" --layout ring --json >"$WORK/$name.apbf.json"
     local field
     for field in k l fp npws; do
         check "$name: $field equals the APBF chooser's at 1e6" \
