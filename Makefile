@@ -17,7 +17,7 @@
 #                 cheapest blocked query we could write beside libbloom:
 #                 bench/bound.c), then ebb-bench-prototype (issue 17: the
 #                 APBF beside a model of RedisBloom's prototype APBF,
-#                 bench/prototype.c; ~6 min),
+#                 bench/prototype.c; ~8 min),
 #                 then the Redis module under redis-benchmark
 #   make experiments  reproduce the papers' tables and figures into
 #                 docs/results/ (CSV, PNG, markdown); minutes, not in CI

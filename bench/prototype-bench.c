@@ -49,7 +49,7 @@
 #define KEY_CHUNK ((size_t)1 << 22)
 #define CEILING_REPEATS 3u
 #define SMALL_WINDOW UINT64_C(1000000)
-#define MAX_ROWS 160u
+#define MAX_ROWS 256u
 
 typedef struct kl_shape {
     uint32_t k, l;
@@ -105,10 +105,18 @@ static unsigned measure(bench_report *report, row_set *set, bench_subject *s,
     bench_ceiling ceiling = bench_probe_ceiling(s->memory(s), CEILING_REPEATS);
     bench_apply_ceiling(rows, count, &ceiling);
     bench_report_subject(report, s, &ceiling, rows, count, &verdict);
-    for (int i = 0; i < count && set->count < MAX_ROWS; i++)
-        set->rows[set->count++] = rows[i];
+    unsigned lost = 0;
+    for (int i = 0; i < count; i++) {
+        if (set->count < MAX_ROWS)
+            set->rows[set->count++] = rows[i];
+        else
+            lost++;
+    }
     s->destroy(s);
-    return verdict.failed_checks;
+    if (lost != 0) /* the ratios would read "nan": say why, and fail */
+        fprintf(log, "  check FAILED: %u rows beyond MAX_ROWS (%u) were not kept\n", lost,
+                MAX_ROWS);
+    return verdict.failed_checks + (lost != 0);
 }
 
 static unsigned not_created(bench_report *report, const char *what, kl_shape shape,

@@ -223,8 +223,9 @@ uint32_t ebb_apbf_preferred_layout(uint64_t window, double fp)
 {
     /* docs/bench.md ("The layout the front ends choose"): at fp 1% and
      * w = 1e6..1e8 the bit-sliced chooser's shape answers one-call
-     * queries 2.4-4x and batched check-and-adds 2.8-4.9x faster than the
-     * ring's least-memory shape, for 7% more memory. Where its least
+     * queries 2.5-3.8x and batched check-and-adds 3.0-6.9x faster than
+     * the ring's least-memory shape, for 7% more memory (plain adds are
+     * slower: 0.2-0.8x). Where its least
      * memory costs more than EBB_APBF_SLICED_MAX_MEMORY times the ring's
      * (small windows, where the 128-bit cells' fixed cost shows, and
      * very low rates), the ring stays: the memory was the user's budget. */

@@ -81,14 +81,13 @@
  * 17 of 32 bits (padding 47 %: the spare plane tips 16 into 32); (7, 8)
  * fills 16 of 16, (20, 43) 64 of 64; the chooser prefers full cells.
  *
- * Measured (Release, -DEBB_NATIVE=ON, scratch driver, one call, 16-byte
- * keys, half present and half absent queries, best of 3 in one run on a
- * shared 2-core machine; docs/apbf.md):
- *   w = 10^6, (8, 8), W = 32: contains 40 ns (ring 39), add 37 ns (ring 32)
- *   w = 10^6, (7, 8), W = 16: contains 34 ns (ring 38), add 33 ns (ring 28)
- *   w = 10^4, (8, 8), in cache: contains 21 ns (ring 25), add 25 ns (26)
- * In cache the query is the shorter; at 10^6 the (8, 8) cells take twice
- * the ring's bytes (17 planes in 32 bits) and the extra misses cancel it.
+ * Measured (ebb-bench-prototype, Release, -march=native; docs/bench.md,
+ * "The layout the front ends choose"): the chooser's (13, 114) in 128-bit
+ * cells against the ring's least-memory (12, 87) at fp 1%, w = 1e6..1e8:
+ * one-call queries 2.5-3.8x faster, one-call check-and-adds 2.3-3.6x,
+ * batched ones 3.0-6.9x; plain adds 0.2-0.8x (the k cells written lie
+ * anywhere in the filter, the ring's in its k newest slices). (8, 8) in
+ * 32-bit cells does not win: twice the ring's bytes, the same query time.
  * Profile of the query at 10^6: three quarters of its samples on the cell
  * loads; the k index derivations (ebb_derive, MIXED) are most of the rest.
  *
