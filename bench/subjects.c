@@ -2,8 +2,11 @@
 /*
  * subjects.c: the filters under test behind one interface (bench_subject).
  *
- *   APBF default   ebb_apbf_choose(w, fp, 0): the least memory, the shape
- *                  `ebb dedup` uses;
+ *   APBF default   ebb_apbf_choose(w, fp, 0): the ring's least memory, the
+ *                  shape `ebb dedup --layout ring` uses (without --layout,
+ *                  ebb dedup builds the bit-sliced shape where it costs
+ *                  at most 10% more memory: ebb-bench-prototype measures
+ *                  it);
  *   APBF fast      ebb_apbf_choose_goal with max_accesses 3: the least
  *                  memory among shapes whose false query reads <= 3 slices;
  *   APBBF b=8      ebb_apbf_choose_goal, B = 512, b = 8, max_npws 0.25,
