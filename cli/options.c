@@ -196,7 +196,10 @@ uint32_t cli_sizing_layout(const cli_sizing_options *sizing, uint64_t window,
      * with them stays a ring unless --layout says otherwise. */
     if (blocked || sizing->have_max_npws || sizing->have_max_accesses)
         return EBB_APBF_LAYOUT_RING;
-    return ebb_apbf_preferred_layout(window, sizing->fp);
+    /* The ring it would otherwise build: the least memory, no bounds. */
+    ebb_apbf_goal ring = {window, sizing->fp, 0.0, 0.0, 0, 0,
+                          EBB_APBF_LAYOUT_RING};
+    return ebb_apbf_preferred_layout(&ring);
 }
 
 uint32_t cli_explicit_layout(const cli_sizing_options *sizing)

@@ -128,9 +128,9 @@ const char *cli_blocked_option_given(const cli_sizing_options *sizing);
 /* The layout a new count-window filter gets: --layout if given; else the
  * ring for blocked slices (the bit-sliced layout holds plain ones only)
  * and for shapes bounded by --max-npws or --max-accesses (bounds on a
- * ring's walk), ebb_apbf_preferred_layout(window, fp) for the rest. An
- * explicit --k/--l shape is a ring unless --layout is given
- * (cli_explicit_layout). */
+ * ring's walk), ebb_apbf_preferred_layout against the least-memory ring
+ * for the rest. An explicit --k/--l shape is a ring unless --layout is
+ * given (cli_explicit_layout). */
 uint32_t cli_sizing_layout(const cli_sizing_options *sizing, uint64_t window,
                            bool blocked);
 

@@ -23,7 +23,7 @@
  * LAYOUT SLICED CELLBITS w for the bit-sliced layout), so a replica or an
  * AOF replay never depends on its own defaults, chooser or memory. SHAPE
  * without LAYOUT is the ring, whatever the default layout of a new key
- * (APBF_DEFAULT_LAYOUT) becomes: that is what older primaries replicated.
+ * (apbf_default_layout) becomes: that is what older primaries replicated.
  */
 #include <limits.h>
 
@@ -47,10 +47,16 @@
 #define APBF_BLOCK_BITS EBB_APBF_BLOCK_LINE
 #define APBF_BLOCK_HASHES 4u
 /* The layout of a key created without LAYOUT, for plain slices without
- * MAXNPWS or MAXACCESSES: the library's choice for the window and error
- * rate (ebb_apbf_preferred_layout; docs/bench.md measures it). BLOCKED keys
- * are always rings. */
-#define APBF_DEFAULT_LAYOUT(window, fp) ebb_apbf_preferred_layout(window, fp)
+ * MAXNPWS or MAXACCESSES: the library's choice against the ring such a key
+ * would be, the least memory with at most APBF_DEFAULT_MAX_ACCESSES reads
+ * (ebb_apbf_preferred_layout; docs/bench.md measures it). BLOCKED keys are
+ * always rings. */
+static uint32_t apbf_default_layout(long long window, double fp)
+{
+    ebb_apbf_goal ring = {(uint64_t)window, fp, 0.0, APBF_DEFAULT_MAX_ACCESSES,
+                          0, 0, EBB_APBF_LAYOUT_RING};
+    return ebb_apbf_preferred_layout(&ring);
+}
 /* Keys hashed at once by MADD, MEXISTS and INSERT. */
 #define APBF_BATCH 64
 
@@ -361,7 +367,7 @@ static bool apbf_resolve(RedisModuleCtx *ctx, void *opaque, size_t *bytes)
             options->blocked || options->accesses_given ||
                     options->max_npws >= 0.0
                 ? EBB_APBF_LAYOUT_RING
-                : APBF_DEFAULT_LAYOUT((uint64_t)options->window, options->fp);
+                : apbf_default_layout(options->window, options->fp);
     bool sliced = options->layout == EBB_APBF_LAYOUT_SLICED;
     if (sliced && options->blocked) {
         RedisModule_ReplyWithError(ctx, "ERR APBF: LAYOUT SLICED cannot be "

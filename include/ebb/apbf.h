@@ -185,17 +185,20 @@ ebb_status ebb_apbf_layout_padding(const ebb_apbf_params *params,
                                    uint64_t *padding_bytes);
 
 /* The layout ebb's front ends (`ebb dedup`, `ebb params`, APBF.RESERVE)
- * build a plain filter with unless told otherwise, for a window and fp:
- * EBB_APBF_LAYOUT_SLICED when the bit-sliced chooser
- * (ebb_apbf_choose_goal with layout SLICED) meets (window, fp) in at most
- * EBB_APBF_SLICED_MAX_MEMORY times the memory of the ring's least-memory
- * shape (ebb_apbf_choose(window, fp, 0)), else EBB_APBF_LAYOUT_RING (also
- * for arguments either chooser refuses). The benchmark behind the rule
- * (docs/bench.md, "The layout the front ends choose"): at fp 1% the
- * sliced shape costs 7% more memory and answers queries and
- * check-and-adds several times faster from w = 1e6 to 1e8. Never fails. */
+ * build a plain filter with unless told otherwise. ring_goal is the goal
+ * of the ring the front end would build (its window, fp and any bounds
+ * it applies by default, layout ignored). Returns
+ * EBB_APBF_LAYOUT_SLICED when the bit-sliced chooser's least memory for
+ * (window, fp) (ebb_apbf_choose_goal with layout SLICED, no bounds) is at
+ * most EBB_APBF_SLICED_MAX_MEMORY times the memory of that ring, or the
+ * ring cannot be built; EBB_APBF_LAYOUT_RING otherwise, for a blocked
+ * goal, for NULL, and when the sliced chooser refuses. The benchmark
+ * behind the rule (docs/bench.md, "The layout the front ends choose"): at
+ * fp 1% the sliced shape costs 7% more memory than the ring's least
+ * memory and answers queries and check-and-adds several times faster from
+ * w = 1e6 to 1e8. Never fails. */
 #define EBB_APBF_SLICED_MAX_MEMORY 1.10
-uint32_t ebb_apbf_preferred_layout(uint64_t window, double fp);
+uint32_t ebb_apbf_preferred_layout(const ebb_apbf_goal *ring_goal);
 
 /* ------------------------------------------------------------------------ */
 /* Analytics (section 5.3 and 5.4 of the paper)                             */

@@ -219,29 +219,34 @@ ebb_status ebb_apbf_layout_padding(const ebb_apbf_params *params,
     return EBB_OK;
 }
 
-uint32_t ebb_apbf_preferred_layout(uint64_t window, double fp)
+uint32_t ebb_apbf_preferred_layout(const ebb_apbf_goal *ring_goal)
 {
     /* docs/bench.md ("The layout the front ends choose"): at fp 1% and
      * w = 1e6..1e8 the bit-sliced chooser's shape answers one-call
      * queries 2.5-3.8x and batched check-and-adds 3.0-6.9x faster than
      * the ring's least-memory shape, for 7% more memory (plain adds are
-     * slower: 0.2-0.8x). Where its least
-     * memory costs more than EBB_APBF_SLICED_MAX_MEMORY times the ring's
-     * (small windows, where the 128-bit cells' fixed cost shows, and
-     * very low rates), the ring stays: the memory was the user's budget. */
-    ebb_apbf_params ring, sliced;
-    ebb_apbf_goal goal;
-    memset(&goal, 0, sizeof goal);
-    goal.window = window;
-    goal.fp = fp;
-    goal.layout = EBB_APBF_LAYOUT_SLICED;
-    size_t ring_bytes, sliced_bytes;
-    if (ebb_apbf_choose(window, fp, 0, &ring) != EBB_OK ||
-        ebb_apbf_choose_goal(&goal, &sliced) != EBB_OK ||
-        ebb_apbf_params_memory(&ring, &ring_bytes) != EBB_OK ||
-        ebb_apbf_params_memory(&sliced, &sliced_bytes) != EBB_OK)
+     * slower: 0.2-0.8x). Where it would cost more than
+     * EBB_APBF_SLICED_MAX_MEMORY times the ring the caller would build
+     * (small windows, where the 128-bit cells' fixed cost shows, and very
+     * low rates), the ring stays: the memory was the user's budget. */
+    if (ring_goal == NULL || ring_goal->block_bits != 0)
         return EBB_APBF_LAYOUT_RING;
-    return (double)sliced_bytes <= EBB_APBF_SLICED_MAX_MEMORY * (double)ring_bytes
+    ebb_apbf_goal ring = *ring_goal, sliced;
+    ring.layout = EBB_APBF_LAYOUT_RING;
+    memset(&sliced, 0, sizeof sliced);
+    sliced.window = ring_goal->window;
+    sliced.fp = ring_goal->fp;
+    sliced.layout = EBB_APBF_LAYOUT_SLICED;
+    ebb_apbf_params ring_shape, sliced_shape;
+    size_t ring_bytes, sliced_bytes;
+    if (ebb_apbf_choose_goal(&sliced, &sliced_shape) != EBB_OK ||
+        ebb_apbf_params_memory(&sliced_shape, &sliced_bytes) != EBB_OK)
+        return EBB_APBF_LAYOUT_RING;
+    if (ebb_apbf_choose_goal(&ring, &ring_shape) != EBB_OK ||
+        ebb_apbf_params_memory(&ring_shape, &ring_bytes) != EBB_OK)
+        return EBB_APBF_LAYOUT_SLICED; /* the sliced one meets (w, fp) */
+    return (double)sliced_bytes <=
+                   EBB_APBF_SLICED_MAX_MEMORY * (double)ring_bytes
                ? EBB_APBF_LAYOUT_SLICED
                : EBB_APBF_LAYOUT_RING;
 }

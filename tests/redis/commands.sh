@@ -186,8 +186,23 @@ expect_reply "RESERVE LAYOUT SLICED" OK \
     APBF.RESERVE sliced 1000000 ERROR 0.157 LAYOUT SLICED
 expect "INFO layout, cell bits, padding, shape" "sliced 16 0 5 10" \
     "$(info_field main APBF.INFO sliced layout) $(info_field main APBF.INFO sliced cell_bits) $(info_field main APBF.INFO sliced padding_bytes) $(info_field main APBF.INFO sliced k) $(info_field main APBF.INFO sliced l)"
-expect "a default key is a ring" "ring 0 0" \
+# The default layout (ebb_apbf_preferred_layout against the ring of at most
+# 4 reads such a key would be): a ring at a window of 1000, where 128-bit
+# cells cost twice the memory; bit-sliced at 10^6 and 1%, (13, 114) in
+# 2.64 MB against the ring's (9, 13) in 2.75 MB; a ring again for a key
+# reserved with MAXNPWS or MAXACCESSES.
+expect "a default key of window 1000 is a ring" "ring 0 0" \
     "$(info_field main APBF.INFO a layout) $(info_field main APBF.INFO a cell_bits) $(info_field main APBF.INFO a padding_bytes)"
+expect_reply "ADD creates a default key" 1 APBF.ADD default-1e6 x
+expect "a default key at 10^6 and 1% is sliced (13, 114), 128-bit cells" "sliced 128 13 114" \
+    "$(info_field main APBF.INFO default-1e6 layout) $(info_field main APBF.INFO default-1e6 cell_bits) $(info_field main APBF.INFO default-1e6 k) $(info_field main APBF.INFO default-1e6 l)"
+expect_reply "RESERVE MAXNPWS" OK APBF.RESERVE npws-1e6 1000000 ERROR 0.01 MAXNPWS 0.5
+expect "MAXNPWS keeps a ring" ring "$(info_field main APBF.INFO npws-1e6 layout)"
+expect_reply "RESERVE MAXACCESSES" OK APBF.RESERVE acc-1e6 1000000 ERROR 0.01 MAXACCESSES 20
+expect "MAXACCESSES keeps a ring" ring "$(info_field main APBF.INFO acc-1e6 layout)"
+expect_reply "RESERVE 1e-5" OK APBF.RESERVE fp5-1e6 1000000 ERROR 0.00001
+expect "at 10^-5 sliced (23, 104) beats the 4-read ring's 5.86 MB" "sliced 23 104" \
+    "$(info_field main APBF.INFO fp5-1e6 layout) $(info_field main APBF.INFO fp5-1e6 k) $(info_field main APBF.INFO fp5-1e6 l)"
 expect_reply "sliced MADD: new, new, repeated in the batch, seen" \
     "$(lines 1 1 0 0)" APBF.MADD sliced p q p q
 expect_reply "sliced MEXISTS" "$(lines 1 0 1)" APBF.MEXISTS sliced p never q

@@ -612,34 +612,37 @@ static void sliced_refuses_impossible_shapes(void **state) {
     sentinel_params(&out);
     assert_int_equal(ebb_apbf_choose_goal(&goal, &out), EBB_EINVAL);
     assert_true(params_untouched(&out));
-    /* Sliced where its least memory is within 10% of the ring's: at 1%,
-     * 2,635,256 bytes against 2,463,368 (1.07x); not at w = 1000 (5,640
-     * against 2,792) nor at fp 1e-8 (1.17x); the ring for arguments the
+    /* Sliced where its least memory is within 10% of the ring the caller
+     * would build: against the ring's least memory at 1%, 2,635,256 bytes
+     * against 2,463,368 (1.07x); not at w = 1000 (5,640 against 2,792)
+     * nor at fp 1e-8 (1.17x) nor at 1e-5 (5,108,184 against 4,627,928,
+     * 1.104x); but at 1e-5 against a ring of at most 4 reads (5,861,272,
+     * Redis's default); the ring for NULL, blocked goals and arguments the
      * choosers refuse. */
-    assert_int_equal(ebb_apbf_preferred_layout(1000000, 0.01),
-                     EBB_APBF_LAYOUT_SLICED);
-    assert_int_equal(ebb_apbf_preferred_layout(100000000, 0.01),
-                     EBB_APBF_LAYOUT_SLICED);
-    assert_int_equal(ebb_apbf_preferred_layout(1000, 0.01),
-                     EBB_APBF_LAYOUT_RING);
-    assert_int_equal(ebb_apbf_preferred_layout(1000000, 1e-8),
-                     EBB_APBF_LAYOUT_RING);
-    assert_int_equal(ebb_apbf_preferred_layout(0, 0.01), EBB_APBF_LAYOUT_RING);
-    assert_int_equal(ebb_apbf_preferred_layout(1000000, 1.5),
-                     EBB_APBF_LAYOUT_RING);
-    for (uint64_t w = 1000; w <= UINT64_C(100000000); w *= 10) {
-        ebb_apbf_params ring, sliced;
-        ebb_apbf_goal g = {w, 0.01, 0, 0, 0, 0, EBB_APBF_LAYOUT_SLICED};
-        size_t rb, sb;
-        assert_int_equal(ebb_apbf_choose(w, 0.01, 0, &ring), EBB_OK);
-        assert_int_equal(ebb_apbf_choose_goal(&g, &sliced), EBB_OK);
-        assert_int_equal(ebb_apbf_params_memory(&ring, &rb), EBB_OK);
-        assert_int_equal(ebb_apbf_params_memory(&sliced, &sb), EBB_OK);
-        assert_int_equal(ebb_apbf_preferred_layout(w, 0.01),
-                         (double)sb <= EBB_APBF_SLICED_MAX_MEMORY * (double)rb
-                             ? EBB_APBF_LAYOUT_SLICED
-                             : EBB_APBF_LAYOUT_RING);
-    }
+    ebb_apbf_goal ring = {1000000, 0.01, 0, 0, 0, 0, EBB_APBF_LAYOUT_RING};
+    assert_int_equal(ebb_apbf_preferred_layout(&ring), EBB_APBF_LAYOUT_SLICED);
+    ring.layout = EBB_APBF_LAYOUT_SLICED; /* ignored */
+    assert_int_equal(ebb_apbf_preferred_layout(&ring), EBB_APBF_LAYOUT_SLICED);
+    ring.window = 100000000;
+    assert_int_equal(ebb_apbf_preferred_layout(&ring), EBB_APBF_LAYOUT_SLICED);
+    ring.window = 1000;
+    assert_int_equal(ebb_apbf_preferred_layout(&ring), EBB_APBF_LAYOUT_RING);
+    ring.window = 1000000;
+    ring.fp = 1e-8;
+    assert_int_equal(ebb_apbf_preferred_layout(&ring), EBB_APBF_LAYOUT_RING);
+    ring.fp = 1e-5;
+    assert_int_equal(ebb_apbf_preferred_layout(&ring), EBB_APBF_LAYOUT_RING);
+    ring.max_accesses = 4.0;
+    assert_int_equal(ebb_apbf_preferred_layout(&ring), EBB_APBF_LAYOUT_SLICED);
+    ring.block_bits = 512;
+    ring.block_hashes = 8;
+    assert_int_equal(ebb_apbf_preferred_layout(&ring), EBB_APBF_LAYOUT_RING);
+    assert_int_equal(ebb_apbf_preferred_layout(NULL), EBB_APBF_LAYOUT_RING);
+    ebb_apbf_goal bad = {0, 0.01, 0, 0, 0, 0, EBB_APBF_LAYOUT_RING};
+    assert_int_equal(ebb_apbf_preferred_layout(&bad), EBB_APBF_LAYOUT_RING);
+    bad.window = 1000000;
+    bad.fp = 1.5;
+    assert_int_equal(ebb_apbf_preferred_layout(&bad), EBB_APBF_LAYOUT_RING);
     assert_int_equal(support_alloc_live_count(), 0);
 }
 
