@@ -173,7 +173,10 @@ notifications() {
     m TIMING.MADD note b c >/dev/null
     m TIMING.EXISTS note a >/dev/null
     m TIMING.POSTERIOR note a PRIOR 0.5 >/dev/null
-    wait_until 5 has_lines "$WORK/notes" '^timing\.' 3
+    # A marker published last on the channel: once it has arrived, so has
+    # any event the reads above wrongly sent.
+    m PUBLISH '__keyspace@0__:note' marker >/dev/null
+    wait_until 10 has_lines "$WORK/notes" '^marker$' 1
     kill "$listener" 2>/dev/null
     wait "$listener" 2>/dev/null
     grep -E '^timing\.' "$WORK/notes" | paste -sd' '

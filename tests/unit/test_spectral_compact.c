@@ -412,7 +412,9 @@ static void test_snapshot(void **state)
 /* Adds with every next allocation failing: each add either succeeds
  * without allocating or fails with EBB_ENOMEM leaving the filter as the
  * fixed twin (which has not had that add) is; then it is retried with
- * memory back. Some adds must have failed (the index rebuilt). */
+ * memory back. Some adds must have failed (the index rebuilt). Every
+ * other add is ebb_spectral_add_estimate_hash, whose estimate must be the
+ * filter's next estimate, or on EBB_ENOMEM the unchanged filter's. */
 static void test_alloc_failure(void **state)
 {
     (void)state;
@@ -426,23 +428,39 @@ static void test_alloc_failure(void **state)
             ebb_spectral *c = make(&sh, COMPACT[j]);
             ebb_rng rng;
             ebb_rng_seed(&rng, 50 + s);
-            unsigned failed = 0;
+            unsigned failed = 0, failed_estimating = 0;
             for (unsigned i = 0; i < 1500; i++) {
                 ebb_hash128 h = key_hash(f, ebb_rng_below(&rng, KEYS));
                 uint64_t r = 1u + ebb_rng_below(&rng, 1000);
+                bool estimating = i % 2 == 1;
+                uint64_t estimate = UINT64_MAX;
                 support_alloc_fail_nth(1, true);
-                ebb_status st = ebb_spectral_add_hash(c, h, r);
+                ebb_status st =
+                    estimating
+                        ? ebb_spectral_add_estimate_hash(c, h, r, &estimate)
+                        : ebb_spectral_add_hash(c, h, r);
                 support_alloc_fail_nth(0, false);
                 if (st == EBB_ENOMEM) {
                     failed++;
                     same_filter(f, c);
+                    if (estimating) {
+                        failed_estimating++;
+                        CHECK(estimate == ebb_spectral_estimate_hash(f, h),
+                              "add %u: a refused add's estimate is not the "
+                              "unchanged filter's", i);
+                    }
                     st = ebb_spectral_add_hash(c, h, r);
+                } else if (estimating) {
+                    CHECK(estimate == ebb_spectral_estimate_hash(c, h),
+                          "add %u: the estimate is not the next one", i);
                 }
                 assert_int_equal(st, EBB_OK);
                 assert_int_equal(ebb_spectral_add_hash(f, h, r), EBB_OK);
             }
             same_filter(f, c);
             CHECK(failed > 0, "shape %zu code %zu: no growth failed", s, j);
+            CHECK(failed_estimating > 0,
+                  "shape %zu code %zu: no add_estimate_hash failed", s, j);
             /* union and join: the new arrays cannot be had */
             ebb_spectral *c2 = make(&sh, COMPACT[j]);
             for (unsigned i = 0; i < 100; i++)
