@@ -60,32 +60,45 @@ static void *redis_alloc(size_t size, void *user)
     return metered(RedisModule_TryAlloc(size));
 }
 
-static void *zeroed_block(size_t size)
-{
-    if (RedisModule_TryCalloc != NULL)
-        return RedisModule_TryCalloc(1, size);
-    if (size <= ZEROED_BY_HAND_MAX) {
-        void *ptr = RedisModule_TryAlloc(size);
-        if (ptr != NULL)
-            memset(ptr, 0, size);
-        return ptr;
-    }
-    if (!ebb_redis_mapping_probe(size))
-        return NULL;
-    return RedisModule_Calloc(1, size);
-}
-
 /* Config ebb.huge-pages: whether the zeroed blocks of 2 MiB or more that
  * hold filters ask for transparent huge pages (docs/redis.md). */
 static int huge_pages = 1;
 
+static void advise(void *ptr, size_t size)
+{
+    if (huge_pages)
+        ebb_advise_huge_pages(ptr, size);
+}
+
+/* A zeroed block, advised before its first touch where it is cleared by
+ * hand, so that the clearing faults in huge pages. */
+static void *zeroed_block(size_t size)
+{
+    void *ptr;
+    if (RedisModule_TryCalloc != NULL) {
+        ptr = RedisModule_TryCalloc(1, size);
+        advise(ptr, size);
+        return ptr;
+    }
+    if (size <= ZEROED_BY_HAND_MAX) {
+        ptr = RedisModule_TryAlloc(size);
+        if (ptr != NULL) {
+            advise(ptr, size);
+            memset(ptr, 0, size);
+        }
+        return ptr;
+    }
+    if (!ebb_redis_mapping_probe(size))
+        return NULL;
+    ptr = RedisModule_Calloc(1, size);
+    advise(ptr, size);
+    return ptr;
+}
+
 static void *redis_alloc_zeroed(size_t size, void *user)
 {
     (void)user;
-    void *ptr = zeroed_block(size);
-    if (huge_pages)
-        ebb_advise_huge_pages(ptr, size);
-    return metered(ptr);
+    return metered(zeroed_block(size));
 }
 
 static void redis_release(void *ptr, void *user)

@@ -132,9 +132,9 @@ bool ebb_redis_room_refused(RedisModuleCtx *ctx, const char *family,
                             size_t bytes, char *message, size_t size);
 
 /* True when the kernel grants a private anonymous mapping the size of what
- * calloc of `bytes` maps (jemalloc's size class plus one page) now (mmap
- * and munmap at once, touching no page), under RLIMIT_AS and the
- * overcommit policy. */
+ * calloc of `bytes` maps (jemalloc's size class plus one page) and 4 MiB
+ * for its metadata, now (mmap and munmap at once, touching no page), under
+ * RLIMIT_AS and the overcommit policy. */
 bool ebb_redis_mapping_probe(size_t bytes);
 
 #endif /* EBB_REDIS_ROOM_H */
