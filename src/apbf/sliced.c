@@ -585,17 +585,8 @@ static void put_cells(ebb_writer *wr, const ebb_apbf *f)
     }
 }
 
-void ebb_apbf_sliced_put_fields(ebb_writer *wr, const void *filter)
+void ebb_apbf_sliced_put_fields(ebb_writer *wr, const ebb_apbf *f)
 {
-    const ebb_apbf *f = filter;
-    ebb_put_u32(wr, f->k);
-    ebb_put_u32(wr, f->l);
-    ebb_put_u64(wr, f->slice_bits);
-    ebb_put_u64(wr, f->generation);
-    ebb_put_u64(wr, f->insertions);
-    ebb_put_u64(wr, f->generations);
-    ebb_put_u64(wr, f->in_generation);
-    ebb_put_u32(wr, f->base);
     ebb_put_u32(wr, f->cell_bits);
     ebb_put_u64(wr, f->cursor);
     put_cells(wr, f);

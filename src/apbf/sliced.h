@@ -66,10 +66,11 @@ size_t ebb_apbf_sliced_check_and_add_batch(ebb_apbf *f,
 
 /* Snapshots of family 7 (docs/format.md), for src/apbf/snapshot.c, which
  * frames and writes them as it does families 1 and 2: the frame's head,
- * and the fields after it. */
+ * and, after the fields every layout has (k .. base), this layout's own
+ * (W, the cursor, the cells). */
 size_t ebb_apbf_sliced_snapshot_size(const ebb_apbf *f);
 ebb_frame_head ebb_apbf_sliced_head(const ebb_apbf *f);
-void ebb_apbf_sliced_put_fields(ebb_writer *w, const void *filter);
+void ebb_apbf_sliced_put_fields(ebb_writer *w, const ebb_apbf *f);
 /* Loads a family-7 snapshot; EBB_EFAMILY when buf is of another family. */
 ebb_status ebb_apbf_sliced_load(const void *buf, size_t len, ebb_apbf **out);
 

@@ -42,6 +42,9 @@ size_t ebb_apbf_snapshot_size(const ebb_apbf *f)
     return ebb_frame_size(param_bytes(family_of(f)), payload_bytes(f));
 }
 
+/* The fields after the frame's head: the shape and the counters every
+ * layout has, then the layout's own (the bit-sliced layout's in
+ * sliced.c). */
 static void put_fields(ebb_writer *w, const void *filter)
 {
     const ebb_apbf *f = filter;
@@ -53,19 +56,16 @@ static void put_fields(ebb_writer *w, const void *filter)
     ebb_put_u64(w, f->generations);
     ebb_put_u64(w, f->in_generation);
     ebb_put_u32(w, f->base);
+    if (f->layout == EBB_APBF_LAYOUT_SLICED) {
+        ebb_apbf_sliced_put_fields(w, f);
+        return;
+    }
     ebb_put_u32(w, 0);
     if (family_of(f) == EBB_FAMILY_APBBF) {
         ebb_put_u32(w, f->block_bits);
         ebb_put_u32(w, f->block_hashes);
     }
     ebb_put_words(w, f->bits, (size_t)(f->slices * f->slice_words));
-}
-
-/* The fields after the frame's head, for the filter's layout. */
-static ebb_put_fields fields_of(const ebb_apbf *f)
-{
-    return f->layout == EBB_APBF_LAYOUT_SLICED ? ebb_apbf_sliced_put_fields
-                                               : put_fields;
 }
 
 static ebb_frame_head head_of(const ebb_apbf *f)
@@ -84,7 +84,7 @@ ebb_status ebb_apbf_save(const ebb_apbf *f, void *buf, size_t capacity,
     ebb_frame_head head = head_of(f);
     if (buf == NULL || capacity < head.total)
         return EBB_EBUFSIZE;
-    ebb_frame_save(&head, fields_of(f), f, buf);
+    ebb_frame_save(&head, put_fields, f, buf);
     if (written != NULL)
         *written = head.total;
     return EBB_OK;
@@ -96,7 +96,7 @@ ebb_status ebb_apbf_save_to(const ebb_apbf *f, ebb_save_sink sink,
     if (f == NULL || sink == NULL)
         return EBB_EINVAL;
     ebb_frame_head head = head_of(f);
-    return ebb_frame_stream(&head, fields_of(f), f, sink, user);
+    return ebb_frame_stream(&head, put_fields, f, sink, user);
 }
 
 /* The fields of the parameter block, before anything is allocated. */
