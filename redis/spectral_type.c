@@ -535,6 +535,10 @@ static void read_estimates(const ebb_spectral *filter, update_batch *u)
  * command's work before the update. */
 static void prefetch_items(const ebb_spectral *filter, const update_batch *u)
 {
+    /* A range filter's add updates the item's dyadic nodes, not the
+     * counters of its own hash: nothing useful to fetch. */
+    if (ebb_spectral_get_params(filter)->range > 0)
+        return;
     for (int i = 0; i < u->count && i < UPDATE_INLINE; i++)
         ebb_spectral_prefetch_hash(filter, u->hashes[i]);
 }
