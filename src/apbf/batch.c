@@ -11,6 +11,7 @@
  */
 #include "apbf/apbf_internal.h"
 #include "apbf/sliced.h"
+#include "apbf/wide.h"
 #include "core/agequery.h"
 
 /* check_and_add: keys whose lines are prefetched together. */
@@ -76,9 +77,49 @@ static inline void add_run_on(ebb_apbf *f, const ebb_hash128 *h, size_t n,
     f->insertions = ebb_saturating_add(f->insertions, n);
 }
 
+#if defined(EBB_HAVE_X8)
+/* Plain slices, k <= 16: each key's slices are located once, eight at a
+ * time (wide.h), into a ring of ADD_LOOKAHEAD slots, prefetched there, and
+ * written from the slot ADD_LOOKAHEAD keys later; the scalar form derives
+ * every position twice (once to prefetch, once to write). */
+static inline void add_run_plain_wide(ebb_apbf *f, const ebb_hash128 *h,
+                                      size_t n, bool prefetch)
+{
+    _Alignas(64) uint64_t word[ADD_LOOKAHEAD][EBB_APBF_WIDE_MAX_K];
+    _Alignas(64) uint64_t mask[ADD_LOOKAHEAD][EBB_APBF_WIDE_MAX_K];
+    uint64_t *bits = f->bits;
+    uint32_t k = f->k;
+    size_t ahead = prefetch ? ADD_LOOKAHEAD : 1u;
+    for (size_t j = 0; j < ahead && j < n; j++) {
+        ebb_apbf_plain_locate_newest(f, h[j], word[j], mask[j]);
+        for (uint32_t i = 0; prefetch && i < k; i++)
+            prefetch_write(bits + word[j][i]);
+    }
+    for (size_t j = 0; j < n; j++) {
+        size_t slot = j % ahead;
+        for (uint32_t i = 0; i < k; i++)
+            bits[word[slot][i]] |= mask[slot][i];
+        if (j + ahead < n) {
+            ebb_apbf_plain_locate_newest(f, h[j + ahead], word[slot],
+                                         mask[slot]);
+            for (uint32_t i = 0; prefetch && i < k; i++)
+                prefetch_write(bits + word[slot][i]);
+        }
+    }
+    f->in_generation += n;
+    f->insertions = ebb_saturating_add(f->insertions, n);
+}
+#endif
+
 static inline void add_run_prefetching(ebb_apbf *f, const ebb_hash128 *h,
                                        size_t n, bool prefetch)
 {
+#if defined(EBB_HAVE_X8)
+    if (f->path == EBB_APBF_PATH_PLAIN && f->k <= EBB_APBF_WIDE_MAX_K) {
+        add_run_plain_wide(f, h, n, prefetch);
+        return;
+    }
+#endif
     switch (f->path) {
     case EBB_APBF_PATH_PLAIN:
         add_run_on(f, h, n, EBB_APBF_PATH_PLAIN, prefetch);
