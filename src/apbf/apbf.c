@@ -334,7 +334,9 @@ static inline bool generic_matches(const void *f, ebb_hash128 h, uint32_t i)
  * (16, 16) 85 / 76, (16, 32) 105 / 97, (8, 100) 375 / 173, (20, 100)
  * 217 / 222, (24, 40) 118-183 / 131-232. Out of the caches (w = 10^7,
  * 25-30 MB) the extra lines eat most of the gain: (7, 5) 209 / 215,
- * (10, 7) 259 / 247, (12, 88) 811 / 719 (another run 796 / 812). */
+ * (10, 7) 259 / 247, (12, 88) 811 / 719 (another run 796 / 812), and a
+ * walk on slices located eight at a time beats both (WIDE_QUERY_MAX_BYTES
+ * below). */
 /* Bit p set when buffer position first + p matches h, for p < count <= 8:
  * the walk's plain test (ebb_apbf_locate_in) lane by lane. x holds
  * h.lo + pos * h.hi and word0 pos * slice_words for the eight positions. */
