@@ -425,6 +425,21 @@ static bool contains_plain_wide(const ebb_apbf *f, ebb_hash128 h)
 #define WIDE_QUERY_MAX_BYTES (UINT64_C(8) << 20)
 #define PREFETCH_ALL_MAX_SLICES 16u
 
+/* The walk's slice test on slices located ahead. */
+typedef struct located_slices {
+    const uint64_t *bits;
+    const uint64_t *word;
+    const uint64_t *mask;
+} located_slices;
+
+static inline bool located_matches(const void *slices, ebb_hash128 h,
+                                   uint32_t i)
+{
+    const located_slices *at = slices;
+    (void)h;
+    return (at->bits[at->word[i]] & at->mask[i]) != 0;
+}
+
 static bool contains_plain_located(const ebb_apbf *f, ebb_hash128 h)
 {
     _Alignas(64) uint64_t word[EBB_AGE_RUN_MAX_SLICES];
@@ -435,27 +450,8 @@ static bool contains_plain_located(const ebb_apbf *f, ebb_hash128 h)
     if (n <= PREFETCH_ALL_MAX_SLICES)
         for (uint32_t i = 0; i < n; i++)
             __builtin_prefetch(f->bits + word[i], 0, 3);
-    /* Algorithm 1 with branches, not ebb_age_walk_step's conditional
-     * moves: a predicted branch lets the core load the next slice before
-     * this one arrives, where a conditional move makes each load's address
-     * wait for the previous load ((10, 7) at w = 10^7, 17 slices, no
-     * prefetch: 187.5 ns as ebb_age_query, 164.3 with branches; scratch
-     * driver, median of 5 interleaved passes). */
-    const uint64_t *bits = f->bits;
-    uint32_t k = f->k, previous = 0, run = 0;
-    int64_t i = f->l;
-    while (i >= 0) {
-        if (bits[word[i]] & mask[i]) {
-            if (previous + ++run == k)
-                return true;
-            i++;
-        } else {
-            previous = run;
-            run = 0;
-            i -= k;
-        }
-    }
-    return false;
+    located_slices at = {f->bits, word, mask};
+    return ebb_age_query(f->k, f->l, located_matches, &at, h, NULL);
 }
 
 /* The one-call query that need not count its reads, where wide_pays. */
