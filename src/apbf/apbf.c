@@ -232,10 +232,7 @@ EBB_ALWAYS_INLINE void add_on(ebb_apbf *f, ebb_hash128 h, ebb_apbf_path path)
 static inline void add_plain_wide(ebb_apbf *f, ebb_hash128 h)
 {
     _Alignas(64) uint64_t word[EBB_APBF_WIDE_MAX_K], mask[EBB_APBF_WIDE_MAX_K];
-    if (f->k <= 8) /* one vector, no loop */
-        ebb_apbf_plain_locate_x8(f, h, 0, word, mask);
-    else
-        ebb_apbf_plain_locate_newest(f, h, word, mask);
+    ebb_apbf_plain_locate_newest(f, h, word, mask);
     uint64_t *bits = f->bits;
     for (uint32_t i = 0; i < f->k; i++)
         bits[word[i]] |= mask[i];
@@ -263,24 +260,8 @@ __attribute__((noinline)) static void add_generic(ebb_apbf *f, ebb_hash128 h)
     add_on(f, h, EBB_APBF_PATH_GENERIC);
 }
 
-void ebb_apbf_add_hash(ebb_apbf *f, ebb_hash128 h)
+static inline void add_on_path(ebb_apbf *f, ebb_hash128 h)
 {
-    if (f->path == EBB_APBF_PATH_SLICED) {
-        ebb_apbf_sliced_add(f, h);
-        return;
-    }
-    if (f->in_generation == f->generation)
-        ebb_apbf_shift(f);
-#if defined(EBB_HAVE_X8)
-    /* Inline, without the switch and the call: 1-3 ns of a 23 ns add at
-     * (7, 5), w = 10^6 (scratch driver, interleaved chunks). */
-    if (f->path == EBB_APBF_PATH_PLAIN && f->k <= EBB_APBF_WIDE_MAX_K) {
-        add_plain_wide(f, h);
-        f->in_generation++;
-        f->insertions = ebb_saturating_add(f->insertions, 1);
-        return;
-    }
-#endif
     switch (f->path) {
     case EBB_APBF_PATH_PLAIN:
         add_plain(f, h);
@@ -292,6 +273,24 @@ void ebb_apbf_add_hash(ebb_apbf *f, ebb_hash128 h)
         add_generic(f, h);
         break;
     }
+}
+
+void ebb_apbf_add_hash(ebb_apbf *f, ebb_hash128 h)
+{
+    if (f->path == EBB_APBF_PATH_SLICED) {
+        ebb_apbf_sliced_add(f, h);
+        return;
+    }
+    if (f->in_generation == f->generation)
+        ebb_apbf_shift(f);
+#if defined(EBB_HAVE_X8)
+    /* Inline, without the switch and the call: 1-3 ns of a 23 ns add at
+     * (7, 5), w = 10^6 (scratch driver, interleaved chunks). */
+    if (f->path == EBB_APBF_PATH_PLAIN && f->k <= EBB_APBF_WIDE_MAX_K)
+        add_plain_wide(f, h);
+    else
+#endif
+        add_on_path(f, h);
     f->in_generation++;
     f->insertions = ebb_saturating_add(f->insertions, 1);
 }
@@ -335,8 +334,9 @@ static inline bool generic_matches(const void *f, ebb_hash128 h, uint32_t i)
  * 217 / 222, (24, 40) 118-183 / 131-232. Out of the caches (w = 10^7,
  * 25-30 MB) the extra lines eat most of the gain: (7, 5) 209 / 215,
  * (10, 7) 259 / 247, (12, 88) 811 / 719 (another run 796 / 812), and a
- * walk on slices located eight at a time beats both (WIDE_QUERY_MAX_BYTES
- * below). */
+ * walk on slices located eight at a time beats both
+ * (EBB_APBF_WIDE_QUERY_MAX_BYTES, below). */
+
 /* Bit p set when buffer position first + p matches h, for p < count <= 8:
  * the walk's plain test (ebb_apbf_locate_in) lane by lane. x holds
  * h.lo + pos * h.hi and word0 pos * slice_words for the eight positions. */
@@ -412,9 +412,11 @@ static bool contains_plain_wide(const ebb_apbf *f, ebb_hash128 h)
     return false; /* unreachable: wide_pays keeps n <= 64 */
 #endif
 }
+
 /* Out of the caches the wide query loses: every one of its k + l loads
- * holds up retirement, and an absent key's walk needs about two. Past this
- * many bytes of slices a one-call query walks instead, on slices located
+ * holds up retirement, and an absent key's walk needs about two. Past
+ * EBB_APBF_WIDE_QUERY_MAX_BYTES of slices (wide.h) a one-call query walks
+ * instead, on slices located
  * eight at a time, with every slice's line prefetched first when there are
  * at most 16 (a prefetch does not hold up retirement, so the next calls'
  * instructions still enter the core). Half-present shuffled queries, median
@@ -422,7 +424,6 @@ static bool contains_plain_wide(const ebb_apbf *f, ebb_hash128 h)
  * located walk: (7, 5) at w = 10^6 (3 MB) 38.5 / 50.5, 2 * 10^6 (6 MB)
  * 43.0 / 54.5, 4 * 10^6 (12 MB) 76.0 / 62.8, 10^7 199 / 119, 10^8 225 /
  * 147; (10, 7) at 10^7 259 / 194; (12, 88) at 10^7 796 / 564. */
-#define WIDE_QUERY_MAX_BYTES (UINT64_C(8) << 20)
 #define PREFETCH_ALL_MAX_SLICES 16u
 
 /* The walk's slice test on slices located ahead. */
@@ -439,6 +440,9 @@ static inline bool located_matches(const void *slices, ebb_hash128 h,
     (void)h;
     return (at->bits[at->word[i]] & at->mask[i]) != 0;
 }
+
+_Static_assert(EBB_AGE_RUN_MAX_SLICES % 8u == 0,
+               "contains_plain_located stores eight lanes at a time");
 
 static bool contains_plain_located(const ebb_apbf *f, ebb_hash128 h)
 {
@@ -457,14 +461,15 @@ static bool contains_plain_located(const ebb_apbf *f, ebb_hash128 h)
 /* The one-call query that need not count its reads, where wide_pays. */
 static inline bool contains_plain_fast(const ebb_apbf *f, ebb_hash128 h)
 {
-    return f->block_bytes <= WIDE_QUERY_MAX_BYTES
+    return f->block_bytes <= EBB_APBF_WIDE_QUERY_MAX_BYTES
                ? contains_plain_wide(f, h)
                : contains_plain_located(f, h);
 }
 #endif
 
 /* Out of line per path, as the adds. The walk counts its reads; a query
- * that need not count them takes the wide form where it pays. */
+ * that need not count them takes the located forms where they apply
+ * (contains_plain_fast: every slice at once, or the located walk). */
 __attribute__((noinline)) static bool
 contains_plain(const ebb_apbf *f, ebb_hash128 h, uint32_t *accesses)
 {

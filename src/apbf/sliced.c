@@ -299,13 +299,12 @@ static inline void locate(const ebb_apbf *f, ebb_hash128 h, uint64_t *idx)
      * is what one call at a time out of the caches is short of. */
     if (f->k <= EBB_APBF_WIDE_MAX_K) {
         const __m512i lanes = _mm512_setr_epi64(0, 1, 2, 3, 4, 5, 6, 7);
-        const __m512i hi = _mm512_set1_epi64((long long)h.hi);
         for (uint32_t first = 0; first < f->k; first += 8) {
             __m512i j = _mm512_add_epi64(
                 lanes, _mm512_set1_epi64((long long)first));
-            __m512i x = _mm512_add_epi64(_mm512_set1_epi64((long long)h.lo),
-                                         _mm512_mullo_epi64(j, hi));
-            _mm512_storeu_si512(idx + first, ebb_apbf_plain_bits_x8(f, x));
+            _mm512_storeu_si512(
+                idx + first,
+                ebb_apbf_plain_bits_x8(f, ebb_apbf_derived_x8(h, j)));
         }
         return;
     }

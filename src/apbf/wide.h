@@ -29,6 +29,13 @@
 
 /* The most slices an add writes through the located form: two vectors. */
 #define EBB_APBF_WIDE_MAX_K 16u
+_Static_assert(EBB_APBF_MAX_K >= EBB_APBF_WIDE_MAX_K,
+               "arrays of EBB_APBF_MAX_K hold a located add's lanes");
+
+/* Past this many bytes of slices a one-call query walks on located slices
+ * instead of reading every slice at once (apbf.c says why and how it was
+ * measured); test_apbf_paths builds filters on both sides of it. */
+#define EBB_APBF_WIDE_QUERY_MAX_BYTES (UINT64_C(8) << 20)
 
 /* The high 64 bits of each a * m for one m below 2^32 (every slice short of
  * 4 Gbit): a_hi * m + (a_lo * m >> 32) fits 64 bits, so two 32 x 32-bit
@@ -38,6 +45,15 @@ static inline __m512i ebb_apbf_mul_high_small_x8(__m512i a, __m512i m)
     __m512i low = _mm512_srli_epi64(_mm512_mul_epu32(a, m), 32);
     __m512i high = _mm512_mul_epu32(_mm512_srli_epi64(a, 32), m);
     return _mm512_srli_epi64(_mm512_add_epi64(high, low), 32);
+}
+
+/* Each lane's h.lo + index * h.hi: ebb_derive's input for hash function
+ * `index` (a buffer position for the ring, j for the bit-sliced cells). */
+static inline __m512i ebb_apbf_derived_x8(ebb_hash128 h, __m512i index)
+{
+    return _mm512_add_epi64(
+        _mm512_set1_epi64((long long)h.lo),
+        _mm512_mullo_epi64(index, _mm512_set1_epi64((long long)h.hi)));
 }
 
 /* Each lane's bit in its slice: the scalar locate's ebb_reduce(mix64(x)). */
@@ -63,10 +79,7 @@ static inline void ebb_apbf_plain_locate_x8(const ebb_apbf *f, ebb_hash128 h,
         lanes, _mm512_set1_epi64((long long)(f->base + first)));
     /* base < n and first + j < n in the lanes used: one wrap suffices. */
     pos = _mm512_mask_sub_epi64(pos, _mm512_cmpge_epu64_mask(pos, n), pos, n);
-    __m512i x = _mm512_add_epi64(
-        _mm512_set1_epi64((long long)h.lo),
-        _mm512_mullo_epi64(pos, _mm512_set1_epi64((long long)h.hi)));
-    __m512i bit = ebb_apbf_plain_bits_x8(f, x);
+    __m512i bit = ebb_apbf_plain_bits_x8(f, ebb_apbf_derived_x8(h, pos));
     __m512i at = _mm512_add_epi64(
         _mm512_mullo_epi64(pos,
                            _mm512_set1_epi64((long long)f->slice_words)),
@@ -78,7 +91,7 @@ static inline void ebb_apbf_plain_locate_x8(const ebb_apbf *f, ebb_hash128 h,
 }
 
 /* The k newest slices (those an add writes), k <= EBB_APBF_WIDE_MAX_K, into
- * arrays of EBB_APBF_WIDE_MAX_K. */
+ * 64-byte aligned arrays of EBB_APBF_WIDE_MAX_K. */
 static inline void ebb_apbf_plain_locate_newest(const ebb_apbf *f,
                                                 ebb_hash128 h, uint64_t *word,
                                                 uint64_t *mask)

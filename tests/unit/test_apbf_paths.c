@@ -15,8 +15,14 @@
  *   - ebb_apbf_contains gives the walk's answer (ebb_apbf_contains_counted
  *     with a read count, which always walks with the scalar locate) for the
  *     window's keys, the slack's (runs cut short) and fresh keys;
- *   - both at sizes below and above the query's 8 MiB switch, for k below,
- *     at and above 8 and 16, and k + l up to 100.
+ *   - both at sizes below and above the query's 8 MiB switch
+ *     (EBB_APBF_WIDE_QUERY_MAX_BYTES, asserted), for k below, at and above
+ *     8 and 16, and k + l up to 100, with the batch add's prefetching
+ *     lookahead asserted on at the large size;
+ *   - the bit-sliced layout, whose k cells are located eight per vector,
+ *     answers every check-and-add and query as the ring with residue
+ *     hashing (scalar locate) at m of millions of cells, where a carry lost
+ *     in the vector mul-high would move a cell.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -25,9 +31,10 @@
 #include <cmocka.h>
 
 #include <stdlib.h>
-#include <string.h>
 
 #include "apbf/apbf_internal.h" /* the scalar locate, the twin's writes */
+#include "apbf/wide.h"            /* the query's size switch */
+#include "core/slice.h"           /* when the batch add prefetches */
 #include "ebb/ebb.h"
 #include "support.h"
 
@@ -76,7 +83,9 @@ static unsigned char *snapshot_of(const ebb_apbf *f, size_t *size)
     return buf;
 }
 
-static void check_shape(uint32_t k, uint32_t l, uint64_t bytes)
+/* Checks one shape at `bytes` of slices; returns whether the batch add
+ * prefetched (its written slices past EBB_ADD_PREFETCH_MIN_BYTES). */
+static bool check_shape(uint32_t k, uint32_t l, uint64_t bytes)
 {
     ebb_apbf_params p = shape(k, l, bytes);
     ebb_apbf *f = NULL, *twin = NULL, *batched = NULL;
@@ -85,6 +94,13 @@ static void check_shape(uint32_t k, uint32_t l, uint64_t bytes)
     assert_int_equal(ebb_apbf_create(&p, 5, &batched), EBB_OK);
     assert_int_equal(f->path, EBB_APBF_PATH_PLAIN);
     assert_true(f->block_bytes >= bytes - 64u * (k + l));
+#if defined(EBB_HAVE_X8)
+    /* Each size is on its side of the query's switch. */
+    assert_int_equal(f->block_bytes > EBB_APBF_WIDE_QUERY_MAX_BYTES,
+                     bytes > EBB_APBF_WIDE_QUERY_MAX_BYTES);
+#endif
+    bool prefetched =
+        ebb_add_prefetch_pays((uint64_t)k * f->slice_words * 8u);
 
     /* 2 (k + l) generations and a half: the buffer wraps twice and the
      * newest generation is part full. */
@@ -150,6 +166,7 @@ static void check_shape(uint32_t k, uint32_t l, uint64_t bytes)
     ebb_apbf_destroy(f);
     ebb_apbf_destroy(twin);
     ebb_apbf_destroy(batched);
+    return prefetched;
 }
 
 #define SMALL_BYTES (UINT64_C(256) << 10) /* the wide query           */
@@ -158,24 +175,76 @@ static void check_shape(uint32_t k, uint32_t l, uint64_t bytes)
 static void small_filters(void **state)
 {
     (void)state;
-    check_shape(7, 5, SMALL_BYTES);
-    check_shape(8, 8, SMALL_BYTES);
-    check_shape(10, 7, SMALL_BYTES);
-    check_shape(12, 88, SMALL_BYTES);
-    check_shape(16, 16, SMALL_BYTES);
-    check_shape(17, 3, SMALL_BYTES); /* k > 16: the scalar add */
-    check_shape(1, 1, SMALL_BYTES);
+    (void)check_shape(7, 5, SMALL_BYTES);
+    (void)check_shape(8, 8, SMALL_BYTES);
+    (void)check_shape(10, 7, SMALL_BYTES);
+    (void)check_shape(12, 88, SMALL_BYTES);
+    (void)check_shape(16, 16, SMALL_BYTES);
+    (void)check_shape(17, 3, SMALL_BYTES); /* k > 16: the scalar add */
+    (void)check_shape(1, 1, SMALL_BYTES);
 }
 
 static void large_filters(void **state)
 {
     (void)state;
-    check_shape(7, 5, LARGE_BYTES);
-    check_shape(9, 4, LARGE_BYTES); /* 13 slices: prefetched, two vectors */
-    check_shape(10, 7, LARGE_BYTES); /* 17 slices: not prefetched */
-    check_shape(12, 88, LARGE_BYTES);
-    check_shape(16, 16, LARGE_BYTES);
-    check_shape(2, 1, LARGE_BYTES);
+    /* The batch add prefetches where its k slices exceed 2 MiB: here all
+     * but (12, 88), whose 12 of 100 slices take about 1 MiB. */
+    assert_true(check_shape(7, 5, LARGE_BYTES));
+    assert_true(check_shape(9, 4, LARGE_BYTES)); /* 13 slices: two vectors */
+    assert_true(check_shape(10, 7, LARGE_BYTES)); /* 17: not prefetched */
+    assert_false(check_shape(12, 88, LARGE_BYTES));
+    assert_true(check_shape(16, 16, LARGE_BYTES));
+    assert_true(check_shape(2, 1, LARGE_BYTES));
+}
+
+/* A bit-sliced filter of m cells and the ring of the same (k, l, m, g) and
+ * seed with residue hashing (the same hash function per slice, located by
+ * the scalar code) give the same answer to every step of a stream: fresh
+ * keys and repeats through check-and-add, then queries of the keys still
+ * held and of fresh ones. */
+static void check_sliced(uint32_t k, uint32_t l, uint64_t m)
+{
+    ebb_apbf_params p;
+    assert_int_equal(ebb_apbf_params_from_klm(k, l, m, &p), EBB_OK);
+    p.generation = GENERATION;
+    p.window = (uint64_t)l * GENERATION;
+    ebb_apbf *ring = NULL, *sliced = NULL;
+    assert_int_equal(ebb_apbf_create(&p, 9, &ring), EBB_OK);
+    ebb_apbf_set_residue_hashing(ring);
+    p.layout = EBB_APBF_LAYOUT_SLICED;
+    assert_int_equal(ebb_apbf_create(&p, 9, &sliced), EBB_OK);
+
+    uint64_t adds = 2u * (k + l) * GENERATION + GENERATION / 2u;
+    uint64_t seen = 0;
+    for (uint64_t i = 0; i < adds; i++) {
+        /* Every fourth step repeats a key from about a window back. */
+        uint64_t index = i % 4u == 3u && i > p.window ? i - p.window / 2u : i;
+        ebb_hash128 h = key_hash(ring, KEYS_INSERTED, index);
+        bool ring_seen = ebb_apbf_contains_hash(ring, h);
+        ebb_apbf_add_hash(ring, h);
+        assert_int_equal(ebb_apbf_check_and_add_hash(sliced, h), ring_seen);
+        seen += ring_seen;
+    }
+    uint64_t found = 0;
+    for (uint64_t i = 0; i < adds; i++) {
+        ebb_hash128 h = key_hash(ring, i % 2u ? KEYS_INSERTED : KEYS_FRESH, i);
+        bool answer = ebb_apbf_contains_hash(ring, h);
+        assert_int_equal(ebb_apbf_contains_hash(sliced, h), answer);
+        found += answer;
+    }
+    /* Both answers occurred in both phases. */
+    assert_true(seen > 0 && seen < adds);
+    assert_true(found > 0 && found < adds);
+    ebb_apbf_destroy(ring);
+    ebb_apbf_destroy(sliced);
+}
+
+static void sliced_large_m(void **state)
+{
+    (void)state;
+    check_sliced(7, 8, UINT64_C(3) << 21);    /* 16-bit cells, 6 Mi cells */
+    check_sliced(13, 114, UINT64_C(1) << 20); /* 128-bit cells, 2 lanes */
+    check_sliced(16, 16, (UINT64_C(1) << 21) + 12345);
 }
 
 int main(void)
@@ -183,6 +252,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(small_filters),
         cmocka_unit_test(large_filters),
+        cmocka_unit_test(sliced_large_m),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
