@@ -286,7 +286,7 @@ void ebb_apbf_add_hash(ebb_apbf *f, ebb_hash128 h)
 #if defined(EBB_HAVE_X8)
     /* Inline, without the switch and the call: 1-3 ns of a 23 ns add at
      * (7, 5), w = 10^6 (scratch driver, interleaved chunks). */
-    if (f->path == EBB_APBF_PATH_PLAIN && f->k <= EBB_APBF_WIDE_MAX_K)
+    if (ebb_apbf_adds_located(f))
         add_plain_wide(f, h);
     else
 #endif
@@ -427,18 +427,24 @@ static bool contains_plain_wide(const ebb_apbf *f, ebb_hash128 h)
 #define PREFETCH_ALL_MAX_SLICES 16u
 
 _Static_assert(EBB_AGE_RUN_MAX_SLICES % 8u == 0,
-               "contains_plain_located stores eight lanes at a time");
+               "locate_all stores eight lanes at a time");
 
-static bool contains_plain_located(const ebb_apbf *f, ebb_hash128 h)
+/* Every slice of h located, logical slice i in word[i] and mask[i]
+ * (64-byte aligned arrays of EBB_AGE_RUN_MAX_SLICES; wide_pays). */
+static inline void locate_all(const ebb_apbf *f, ebb_hash128 h,
+                              uint64_t *word, uint64_t *mask)
 {
-    _Alignas(64) uint64_t word[EBB_AGE_RUN_MAX_SLICES];
-    _Alignas(64) uint64_t mask[EBB_AGE_RUN_MAX_SLICES];
-    uint32_t n = f->slices;
-    for (uint32_t first = 0; first < n; first += 8)
+    for (uint32_t first = 0; first < f->slices; first += 8)
         ebb_apbf_plain_locate_x8(f, h, first, word + first, mask + first);
-    if (n <= PREFETCH_ALL_MAX_SLICES)
-        for (uint32_t i = 0; i < n; i++)
-            __builtin_prefetch(f->bits + word[i], 0, 3);
+}
+
+static bool walk_located(const ebb_apbf *f, const uint64_t *word,
+                         const uint64_t *mask)
+{
+    const uint64_t *bits = f->bits;
+    if (f->slices <= PREFETCH_ALL_MAX_SLICES)
+        for (uint32_t i = 0; i < f->slices; i++)
+            __builtin_prefetch(bits + word[i], 0, 3);
     /* Algorithm 1 written out on the located arrays rather than through
      * ebb_age_query, whose step also counts reads and updates a walk record
      * (both compile to branches). Equal or a little faster: A/B in one
@@ -446,7 +452,6 @@ static bool contains_plain_located(const ebb_apbf *f, ebb_hash128 h)
      * ns per query, this loop / ebb_age_query: (7, 5) 110-113 / 111;
      * (12, 88) 381-384 / 397-406 (scratch driver, the machine quiet; on a
      * noisy one earlier the gap looked larger and was not repeatable). */
-    const uint64_t *bits = f->bits;
     uint32_t k = f->k, previous = 0, run = 0;
     int64_t i = f->l;
     while (i >= 0) {
@@ -463,12 +468,43 @@ static bool contains_plain_located(const ebb_apbf *f, ebb_hash128 h)
     return false;
 }
 
+static bool contains_plain_located(const ebb_apbf *f, ebb_hash128 h)
+{
+    _Alignas(64) uint64_t word[EBB_AGE_RUN_MAX_SLICES];
+    _Alignas(64) uint64_t mask[EBB_AGE_RUN_MAX_SLICES];
+    locate_all(f, h, word, mask);
+    return walk_located(f, word, mask);
+}
+
 /* The one-call query that need not count its reads, where wide_pays. */
 static inline bool contains_plain_fast(const ebb_apbf *f, ebb_hash128 h)
 {
     return f->block_bytes <= EBB_APBF_WIDE_QUERY_MAX_BYTES
                ? contains_plain_wide(f, h)
                : contains_plain_located(f, h);
+}
+
+/* The dedup step past EBB_APBF_WIDE_QUERY_MAX_BYTES, where wide_pays: the
+ * walk's located slices 0 .. k - 1 are those the add writes, unless the add
+ * shifts first (which moves every slice one position), so one locate
+ * serves both. (Below that size the query never stores its lanes, and
+ * the add locates its k slices itself.) */
+static bool check_and_add_plain_located(ebb_apbf *f, ebb_hash128 h)
+{
+    _Alignas(64) uint64_t word[EBB_AGE_RUN_MAX_SLICES];
+    _Alignas(64) uint64_t mask[EBB_AGE_RUN_MAX_SLICES];
+    locate_all(f, h, word, mask);
+    bool seen = walk_located(f, word, mask);
+    if (f->in_generation == f->generation) {
+        ebb_apbf_shift(f);
+        add_plain_wide(f, h);
+    } else {
+        for (uint32_t i = 0; i < f->k; i++)
+            f->bits[word[i]] |= mask[i];
+    }
+    f->in_generation++;
+    f->insertions = ebb_saturating_add(f->insertions, 1);
+    return seen;
 }
 #endif
 
@@ -526,6 +562,11 @@ bool ebb_apbf_check_and_add_hash(ebb_apbf *f, ebb_hash128 h)
 {
     if (f->path == EBB_APBF_PATH_SLICED)
         return ebb_apbf_sliced_check_and_add(f, h);
+#if defined(EBB_HAVE_X8)
+    if (f->path == EBB_APBF_PATH_PLAIN && wide_pays(f) &&
+        f->block_bytes > EBB_APBF_WIDE_QUERY_MAX_BYTES)
+        return check_and_add_plain_located(f, h);
+#endif
     bool seen = ebb_apbf_contains_hash(f, h);
     ebb_apbf_add_hash(f, h);
     return seen;

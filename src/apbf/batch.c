@@ -115,7 +115,7 @@ static inline void add_run_prefetching(ebb_apbf *f, const ebb_hash128 *h,
                                        size_t n, bool prefetch)
 {
 #if defined(EBB_HAVE_X8)
-    if (f->path == EBB_APBF_PATH_PLAIN && f->k <= EBB_APBF_WIDE_MAX_K) {
+    if (ebb_apbf_adds_located(f)) {
         add_run_plain_wide(f, h, n, prefetch);
         return;
     }

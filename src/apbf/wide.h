@@ -90,6 +90,13 @@ static inline void ebb_apbf_plain_locate_x8(const ebb_apbf *f, ebb_hash128 h,
     _mm512_store_si512(mask, one);
 }
 
+/* True when f's adds take the located form: plain slices, k <= 16 (the
+ * one-call add and the batch add ask the same question). */
+static inline bool ebb_apbf_adds_located(const ebb_apbf *f)
+{
+    return f->path == EBB_APBF_PATH_PLAIN && f->k <= EBB_APBF_WIDE_MAX_K;
+}
+
 /* The k newest slices (those an add writes), k <= EBB_APBF_WIDE_MAX_K, into
  * 64-byte aligned arrays of EBB_APBF_WIDE_MAX_K. */
 static inline void ebb_apbf_plain_locate_newest(const ebb_apbf *f,

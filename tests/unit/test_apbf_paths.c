@@ -12,6 +12,9 @@
  *     the same snapshot bytes, shifts included; so does the batch add, with
  *     its prefetching lookahead at the large size (k newest slices of more
  *     than 2 MiB);
+ *   - the one-call check-and-add (which past 8 MiB reuses its query's
+ *     located slices for the add) answers as the counting walk before the
+ *     scalar add, and leaves the same snapshot;
  *   - ebb_apbf_contains gives the walk's answer (ebb_apbf_contains_counted
  *     with a read count, which always walks with the scalar locate) for the
  *     window's keys, the slack's (runs cut short) and fresh keys;
@@ -59,6 +62,13 @@ static ebb_hash128 key_hash(const ebb_apbf *f, uint32_t stream, uint64_t i)
     return ebb_apbf_hash(f, key.bytes, sizeof key.bytes);
 }
 
+/* The key added at step i: every fourth step repeats the key of half a
+ * window back, so that the dedup step answers both ways. */
+static uint64_t added_index(uint64_t i, uint64_t window)
+{
+    return i % 4u == 3u && i > window ? i - window / 2u : i;
+}
+
 /* An add written with the scalar locate, as add_on's plain path. */
 static void scalar_add(ebb_apbf *f, ebb_hash128 h)
 {
@@ -88,10 +98,11 @@ static unsigned char *snapshot_of(const ebb_apbf *f, size_t *size)
 static bool check_shape(uint32_t k, uint32_t l, uint64_t bytes)
 {
     ebb_apbf_params p = shape(k, l, bytes);
-    ebb_apbf *f = NULL, *twin = NULL, *batched = NULL;
+    ebb_apbf *f = NULL, *twin = NULL, *batched = NULL, *stepped = NULL;
     assert_int_equal(ebb_apbf_create(&p, 5, &f), EBB_OK);
     assert_int_equal(ebb_apbf_create(&p, 5, &twin), EBB_OK);
     assert_int_equal(ebb_apbf_create(&p, 5, &batched), EBB_OK);
+    assert_int_equal(ebb_apbf_create(&p, 5, &stepped), EBB_OK);
     assert_int_equal(f->path, EBB_APBF_PATH_PLAIN);
     assert_true(f->block_bytes >= bytes - 64u * (k + l));
 #if defined(EBB_HAVE_X8)
@@ -107,11 +118,21 @@ static bool check_shape(uint32_t k, uint32_t l, uint64_t bytes)
     uint64_t adds = 2u * (k + l) * GENERATION + GENERATION / 2u;
     ebb_hash128 *hashes = malloc(adds * sizeof *hashes);
     assert_non_null(hashes);
+    uint64_t repeats_seen = 0;
     for (uint64_t i = 0; i < adds; i++) {
-        hashes[i] = key_hash(f, KEYS_INSERTED, i);
+        uint64_t index = added_index(i, p.window);
+        hashes[i] = key_hash(f, KEYS_INSERTED, index);
         ebb_apbf_add_hash(f, hashes[i]);
+        /* The dedup step: the walk's answer before the scalar add, and the
+         * same state after it. */
+        uint32_t reads = 0;
+        bool walked = ebb_apbf_contains_counted(twin, hashes[i], &reads);
+        assert_int_equal(ebb_apbf_check_and_add_hash(stepped, hashes[i]),
+                         walked);
+        repeats_seen += walked && index != i;
         scalar_add(twin, hashes[i]);
     }
+    assert_true(repeats_seen > 0);
     /* The batch add, in runs of assorted lengths (shorter and longer than
      * its lookahead of 16 keys, across shifts). */
     static const size_t runs[] = {1, 15, 16, 17, 256, 1000, 3};
@@ -127,6 +148,11 @@ static bool check_shape(uint32_t k, uint32_t l, uint64_t bytes)
     unsigned char *bytes_f = snapshot_of(f, &size_f);
     unsigned char *bytes_twin = snapshot_of(twin, &size_twin);
     unsigned char *bytes_batched = snapshot_of(batched, &size_batched);
+    size_t size_stepped;
+    unsigned char *bytes_stepped = snapshot_of(stepped, &size_stepped);
+    assert_int_equal(size_f, size_stepped);
+    assert_memory_equal(bytes_f, bytes_stepped, size_f);
+    free(bytes_stepped);
     assert_int_equal(size_f, size_twin);
     assert_memory_equal(bytes_f, bytes_twin, size_f);
     assert_int_equal(size_f, size_batched);
@@ -140,7 +166,7 @@ static bool check_shape(uint32_t k, uint32_t l, uint64_t bytes)
     uint64_t held = (uint64_t)(k + l) * GENERATION;
     uint64_t present = 0, window_found = 0, fresh_found = 0;
     for (uint64_t i = adds - held; i < adds; i++) {
-        ebb_hash128 h = key_hash(f, KEYS_INSERTED, i);
+        ebb_hash128 h = key_hash(f, KEYS_INSERTED, added_index(i, p.window));
         uint32_t reads = 0;
         bool walked = ebb_apbf_contains_counted(f, h, &reads);
         assert_int_equal(ebb_apbf_contains_hash(f, h), walked);
@@ -166,6 +192,7 @@ static bool check_shape(uint32_t k, uint32_t l, uint64_t bytes)
     ebb_apbf_destroy(f);
     ebb_apbf_destroy(twin);
     ebb_apbf_destroy(batched);
+    ebb_apbf_destroy(stepped);
     return prefetched;
 }
 
