@@ -221,11 +221,11 @@ ebb_status ebb_apbf_layout_padding(const ebb_apbf_params *params,
 
 uint32_t ebb_apbf_preferred_layout(const ebb_apbf_goal *ring_goal)
 {
-    /* docs/bench.md ("The layout the front ends choose"): at fp 1% and
-     * w = 1e6..1e8 the bit-sliced chooser's shape answers one-call
-     * queries 2.5-3.8x and batched check-and-adds 3.0-6.9x faster than
-     * the ring's least-memory shape, for 7% more memory (plain adds are
-     * slower: 0.2-0.8x). Where it would cost more than
+    /* docs/bench.md ("The layout the front ends choose", the latest run
+     * of ebb-bench-prototype): at fp 1% and w = 1e6..1e8 the bit-sliced
+     * chooser's shape answers queries and check-and-adds several times
+     * faster than the ring's least-memory shape, for 7% more memory
+     * (plain adds are slower). Where it would cost more than
      * EBB_APBF_SLICED_MAX_MEMORY times the ring the caller would build
      * (small windows, where the 128-bit cells' fixed cost shows, and very
      * low rates), the ring stays: the memory was the user's budget. */

@@ -81,13 +81,13 @@
  * 17 of 32 bits (padding 47 %: the spare plane tips 16 into 32); (7, 8)
  * fills 16 of 16, (20, 43) 64 of 64; the chooser prefers full cells.
  *
- * Measured (ebb-bench-prototype, Release, -march=native; docs/bench.md,
- * "The layout the front ends choose"): the chooser's (13, 114) in 128-bit
- * cells against the ring's least-memory (12, 87) at fp 1%, w = 1e6..1e8:
- * one-call queries 2.5-3.8x faster, one-call check-and-adds 2.3-3.6x,
- * batched ones 3.0-6.9x; plain adds 0.2-0.8x (the k cells written lie
- * anywhere in the filter, the ring's in its k newest slices). (8, 8) in
- * 32-bit cells does not win: twice the ring's bytes, the same query time.
+ * Measured by ebb-bench-prototype (docs/bench.md, "The layout the front
+ * ends choose", has the latest run): the chooser's (13, 114) in 128-bit
+ * cells against the ring's least-memory (12, 87) at fp 1%, w = 1e6..1e8,
+ * answers queries and check-and-adds several times faster, one call or
+ * batched, and adds slower (the k cells written lie anywhere in the
+ * filter, the ring's in its k newest slices). (8, 8) in 32-bit cells does
+ * not win: twice the ring's bytes, the same query time.
  * Profile of the query at 10^6: three quarters of its samples on the cell
  * loads; the k index derivations (ebb_derive, MIXED) are most of the rest.
  *
